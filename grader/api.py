@@ -1,0 +1,129 @@
+"""``grade()``: one submission in, one ``Report`` out. The CLI and the platform adapters call it."""
+
+from __future__ import annotations
+
+import functools
+import platform
+import time
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import hypothesis
+import torch
+
+import grader
+from grader import parallel
+from grader.checks import Check, collect
+from grader.report import Report
+from grader.runner import grading_settings, run_check
+from grader.sandbox import Limits, Zygote, ZygoteLink
+from grader.student import Student
+from properties import MODULES
+
+
+class UsageError(ValueError):
+    """The grader was called wrongly (a missing file, an unknown check id)."""
+
+
+def builtin_checks() -> tuple[Check, ...]:
+    return collect(MODULES)
+
+
+def select(checks: Sequence[Check], only: Sequence[str] | None) -> tuple[Check, ...]:
+    """The checks named in ``only`` (all when None), in registry order."""
+    if not only:
+        return tuple(checks)
+    known = {c.id for c in checks}
+    unknown = [name for name in only if name not in known]
+    if unknown:
+        raise UsageError(f"unknown check id(s): {', '.join(unknown)} (see --list)")
+    return tuple(c for c in checks if c.id in set(only))
+
+
+def grade(
+    submission: str | Path,
+    *,
+    seed: int = 0,
+    max_examples: int = 100,
+    only: Sequence[str] | None = None,
+    limits: Limits | None = None,
+    zygote: Zygote | None = None,
+    jobs: int = 2,
+) -> Report:
+    """Grade one submission file. Never raises for anything the submission does.
+
+    Raises ``UsageError`` for a missing file or an unknown check id. Any failure of the grader
+    itself still returns a valid report, with ``internal_error`` set.
+    """
+    started = time.monotonic()
+    path = Path(submission)
+    if not path.is_file():
+        raise UsageError(f"no such submission file: {submission}")
+    if max_examples < 1:
+        raise UsageError(f"--max-examples must be at least 1, got {max_examples}")
+    limits = limits or Limits()
+    checks = select(builtin_checks(), only)
+    meta = _metadata(seed, max_examples, limits)
+    own_zygote = zygote is None
+    try:
+        zygote = zygote or Zygote()
+        run = functools.partial(
+            _run_shard, path=str(path.resolve()), limits=limits, seed=seed, max_examples=max_examples
+        )
+        results, output, load_error = parallel.run_sharded(checks, run, zygote, jobs)
+        meta["total_time_s"] = round(time.monotonic() - started, 3)
+        return Report(str(submission), results, meta, output, load_error)
+    except Exception as error:
+        meta["total_time_s"] = round(time.monotonic() - started, 3)
+        message = f"{type(error).__name__}: {error}\n{traceback.format_exc()[-4000:]}"
+        return Report(str(submission), (), meta, internal_error=message)
+    finally:
+        if own_zygote and zygote is not None:
+            zygote.close()
+
+
+def unusable(submission: str, message: str, *, seed: int, max_examples: int) -> Report:
+    """A valid report for a grade that could not even start."""
+    meta = _metadata(seed, max_examples, Limits())
+    meta["total_time_s"] = 0.0
+    return Report(str(submission), (), meta, internal_error=message)
+
+
+def _run_shard(
+    checks: Sequence[Check],
+    link: ZygoteLink,
+    *,
+    path: str,
+    limits: Limits,
+    seed: int,
+    max_examples: int,
+) -> parallel.ShardResult:
+    """Run some checks against one worker of the submission."""
+    student = Student(link, path, limits)
+    try:
+        results = [run_check(c, student, seed=seed, max_examples=max_examples) for c in checks]
+    finally:
+        output = student.close()
+    return parallel.ShardResult(results, output, None if student.loaded.ok else student.loaded.error)
+
+
+def _metadata(seed: int, max_examples: int, limits: Limits) -> dict[str, Any]:
+    profile = grading_settings(max_examples)
+    return {
+        "name": "drgrpo-grader",
+        "version": grader.__version__,
+        "seed": seed,
+        "hypothesis": {
+            "version": hypothesis.__version__,
+            "max_examples": max_examples,
+            "derandomized": True,
+            "database": None,
+            "deadline": None,
+            "phases": [phase.name for phase in profile.phases],
+        },
+        "limits": {"call_timeout_s": limits.call_timeout_s, "output_bytes": limits.output_bytes},
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+    }

@@ -1,0 +1,97 @@
+"""``python -m grader``: parse arguments, call ``grade()``, render, exit with a meaningful code.
+
+Exit codes: 0 every check passed, 1 some check did not, 2 a usage error or a failure of the
+grader itself (a valid report is still written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+EXIT_PASSED, EXIT_FAILED, EXIT_GRADER = 0, 1, 2
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m grader",
+        description="Grade a Dr. GRPO submission with property-based checks against the reference.",
+    )
+    parser.add_argument("submission", nargs="?", help="the student's Python file")
+    parser.add_argument(
+        "--format", choices=("json", "text"), default="json", help="report format (default: json)"
+    )
+    parser.add_argument("-o", "--output", type=Path, help="write the report to FILE, not stdout")
+    parser.add_argument("--seed", type=int, default=0, help="seed for the inputs (default: 0)")
+    parser.add_argument(
+        "--max-examples", type=_positive, default=100, help="Hypothesis examples per check (default: 100)"
+    )
+    parser.add_argument(
+        "--only",
+        type=lambda s: [x for x in s.split(",") if x],
+        help="run only these check ids (comma-separated)",
+    )
+    parser.add_argument("--list", action="store_true", help="list the checks and exit")
+    return parser
+
+
+def _list_checks() -> str:
+    from grader.api import builtin_checks
+
+    checks = builtin_checks()
+    width = max(len(c.id) for c in checks)
+    lines = [f"{'id':<{width}}  points  visibility  target             description"]
+    for c in checks:
+        lines.append(f"{c.id:<{width}}  {c.points:>6g}  {c.visibility:<10}  {c.target:<17}  {c.title}")
+    lines.append(f"{len(checks)} checks, {sum(c.points for c in checks):g} points")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.list:
+        sys.stdout.write(_list_checks())
+        return EXIT_PASSED
+    if args.submission is None:
+        parser.error("the submission file is required (or use --list)")
+
+    # Start the worker's parent first: it imports torch on the other core while we do.
+    from grader.sandbox import Zygote
+
+    zygote = Zygote()
+    try:
+        from grader.api import UsageError, grade, unusable
+        from grader.render import FORMATS, summary_line
+
+        try:
+            report = grade(
+                args.submission, seed=args.seed, max_examples=args.max_examples, only=args.only, zygote=zygote
+            )
+        except UsageError as error:
+            print(f"python -m grader: error: {error}", file=sys.stderr)
+            report = unusable(
+                args.submission, f"usage error: {error}", seed=args.seed, max_examples=args.max_examples
+            )
+    finally:
+        zygote.close()
+    text = FORMATS[args.format](report)
+    if args.output is not None:
+        args.output.write_text(text)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    print(summary_line(report), file=sys.stderr)
+    grader_broke = report.internal_error or any(c.error_source == "grader" for c in report.checks)
+    if grader_broke:
+        return EXIT_GRADER
+    return EXIT_PASSED if report.all_passed else EXIT_FAILED

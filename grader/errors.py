@@ -1,0 +1,63 @@
+"""The ways a check can end other than passing, one exception each.
+
+``CheckFailed`` and ``SubmissionRaised`` are ordinary exceptions: Hypothesis shrinks them to the
+smallest input that shows them. ``SubmissionBroken`` and ``SubmissionTimedOut`` derive from
+``BaseException`` on purpose: Hypothesis lets those through at once, so a missing function, a
+crashed worker or a hang ends the check without hundreds of futile retries.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class _CarriesInputs:
+    """Mixin: the drawn inputs of the example that raised, attached by the check's wrapper."""
+
+    inputs: dict[str, Any] | None = None
+
+
+class CheckFailed(_CarriesInputs, AssertionError):
+    """The submission returned a wrong result."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        expected: Any = None,
+        actual: Any = None,
+        difference: dict[str, Any] | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.expected = expected
+        self.actual = actual
+        self.difference = difference
+        self.hint = hint
+
+
+class SubmissionRaised(_CarriesInputs, Exception):
+    """The student's function raised an exception where it should have returned."""
+
+    def __init__(self, function: str, error: dict[str, Any]) -> None:
+        super().__init__(f"{function} raised {error.get('type')}: {error.get('message')}")
+        self.function = function
+        self.error = error
+
+
+class SubmissionBroken(BaseException):
+    """The submission cannot be run at all for this check (not loaded, missing, crashed)."""
+
+    def __init__(self, message: str, traceback: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.traceback = traceback
+
+
+class SubmissionTimedOut(BaseException):
+    """A call into the submission exceeded its time limit."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

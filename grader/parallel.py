@@ -1,0 +1,125 @@
+"""Running the checks on both cores: shards of checks in forked copies of the trusted process.
+
+A check's cost is mostly Hypothesis and the reference (in the trusted process) plus the
+student's call (in the worker), one after the other. With one worker per shard, two shards keep
+two cores busy. Each check has its own seed, so its result does not depend on its shard.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import traceback
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from grader.checks import Check
+from grader.report import CheckResult
+from grader.sandbox import ZygoteLink
+
+
+@dataclass(frozen=True)
+class ShardResult:
+    results: list[CheckResult]
+    output: str
+    load_error: dict[str, Any] | None
+
+
+Runner = Callable[[Sequence[Check], ZygoteLink], ShardResult]
+
+
+def _cost(check: Check) -> float:
+    """A rough relative cost: loss checks draw bigger inputs and differentiate."""
+    return 2.0 if check.target == "drgrpo_loss" else 1.0
+
+
+def split(checks: Sequence[Check], jobs: int) -> list[list[Check]]:
+    """Balance the checks over ``jobs`` shards, costliest first, deterministically."""
+    shards: list[list[Check]] = [[] for _ in range(max(1, min(jobs, len(checks))))]
+    loads = [0.0] * len(shards)
+    for check in sorted(checks, key=_cost, reverse=True):
+        lightest = loads.index(min(loads))
+        shards[lightest].append(check)
+        loads[lightest] += _cost(check)
+    return shards
+
+
+def run_sharded(
+    checks: Sequence[Check], run: Runner, zygote: ZygoteLink, jobs: int
+) -> tuple[tuple[CheckResult, ...], str, dict[str, Any] | None]:
+    """Run ``run`` on each shard, the first here and the others in forked children."""
+    shards = split(checks, jobs)
+    children = [_fork(shard, run, zygote) for shard in shards[1:]]
+    mine = run(shards[0], zygote)
+    results = list(mine.results)
+    outputs = [mine.output]
+    for pid, fd, shard in children:
+        found = _collect(pid, fd, shard)
+        results += found.results
+        outputs.append(found.output)
+    order = {check.id: i for i, check in enumerate(checks)}
+    results.sort(key=lambda result: order[result.id])
+    return tuple(results), "".join(outputs), mine.load_error
+
+
+def _fork(shard: list[Check], run: Runner, zygote: ZygoteLink) -> tuple[int, int, list[Check]]:
+    link = zygote.connect()
+    read_fd, write_fd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with torch's idle threads
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        os.close(read_fd)
+        code = 0
+        try:
+            import torch
+
+            torch.set_num_threads(1)
+            result = run(shard, link)
+            payload = {"ok": True, **dataclasses.asdict(result)}
+        except BaseException:
+            code = 1
+            payload = {"ok": False, "error": traceback.format_exc()[-4000:]}
+        with os.fdopen(write_fd, "wb") as pipe:
+            pipe.write(json.dumps(payload).encode())
+        os._exit(code)
+    os.close(write_fd)
+    link.close()
+    return pid, read_fd, shard
+
+
+def _collect(pid: int, fd: int, shard: list[Check]) -> ShardResult:
+    with os.fdopen(fd, "rb") as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    try:
+        payload = json.loads(data)
+    except ValueError:
+        payload = {"ok": False, "error": "a grading process ended without a result"}
+    if payload.get("ok"):
+        return ShardResult(
+            [CheckResult(**r) for r in payload["results"]], payload["output"], payload["load_error"]
+        )
+    message = f"internal grader error (not your fault): {payload['error']}"
+    results = [
+        CheckResult(
+            id=c.id,
+            title=c.title,
+            description=c.description,
+            target=c.target,
+            status="error",
+            score=0.0,
+            max_score=c.points,
+            visibility=c.visibility,
+            message=message,
+            error_source="grader",
+        )
+        for c in shard
+    ]
+    return ShardResult(results, "", None)

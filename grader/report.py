@@ -1,0 +1,72 @@
+"""The report: plain frozen data, built by the grader and read by the renderers.
+
+Its JSON form is described by ``grader/report.schema.json`` (``SCHEMA_VERSION``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+SCHEMA_VERSION = "1.0"
+Status = Literal["passed", "failed", "error", "timeout", "skipped"]
+STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "skipped")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check's outcome.
+
+    ``error_source`` separates "your code broke" (``submission``) from "the grader broke"
+    (``grader``); it is None unless the status is ``error`` or ``timeout``.
+    """
+
+    id: str
+    title: str
+    description: str
+    target: str
+    status: Status
+    score: float
+    max_score: float
+    visibility: str
+    message: str
+    hint: str | None = None
+    counterexample: dict[str, Any] | None = None
+    traceback: str | None = None
+    error_source: Literal["submission", "grader"] | None = None
+    examples: int = 0
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Report:
+    """A whole grade. ``internal_error`` is set when the grader itself failed."""
+
+    submission: str
+    checks: tuple[CheckResult, ...]
+    grader: dict[str, Any]
+    submission_output: str = ""
+    load_error: dict[str, Any] | None = None
+    internal_error: str | None = None
+    schema_version: str = SCHEMA_VERSION
+    score: float = field(init=False)
+    max_score: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "score", round(sum(c.score for c in self.checks), 6))
+        object.__setattr__(self, "max_score", round(sum(c.max_score for c in self.checks), 6))
+
+    @property
+    def all_passed(self) -> bool:
+        return self.internal_error is None and all(c.status == "passed" for c in self.checks)
+
+    def counts(self) -> dict[str, int]:
+        return {status: sum(c.status == status for c in self.checks) for status in STATUSES}
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["checks"] = [dataclasses.asdict(c) for c in self.checks]
+        data["summary"] = self.counts()
+        order = ("schema_version", "submission", "score", "max_score", "summary", "checks")
+        return {key: data[key] for key in order} | {k: v for k, v in data.items() if k not in order}

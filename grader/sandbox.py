@@ -1,0 +1,282 @@
+"""Processes for student code: a zygote that forks workers, and the grader's handle on one.
+
+The zygote is a fresh interpreter (started with ``-I``, a minimal environment and no inherited
+file descriptors) that imports torch and then only forks: every worker starts with torch ready,
+in milliseconds, and its memory holds nothing of the grader's (no reference solution, no
+expected values, no environment secrets). The zygote never runs a torch operation, so it has
+no thread pools to poison the forks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grader import channel, wire
+from grader.errors import SubmissionBroken, SubmissionTimedOut
+
+_MAX_FD = 1024
+# Where ``grader`` and ``reference`` are importable from, for the zygote and the workers.
+_ROOT = str(Path(__file__).resolve().parent.parent)
+_ZYGOTE = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from grader.sandbox import zygote_main; zygote_main(int(sys.argv[2]))"
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what one worker may do."""
+
+    call_timeout_s: float = 10.0
+    output_bytes: int = 64 * 1024
+
+
+class ZygoteLink:
+    """One control connection to the zygote. Each process of the grader needs its own."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def _ask(self, command: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
+        socket.send_fds(self.sock, [json.dumps(command).encode()], fds or [])
+        reply = self.sock.recv(4096)
+        if not reply:
+            raise RuntimeError("the zygote process has gone away")
+        return json.loads(reply)
+
+    def spawn(self, submission: str, limits: Limits) -> WorkerProcess:
+        """Fork a worker that will serve ``submission`` from a private temporary directory."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        output = tempfile.TemporaryFile(prefix="drgrpo-output-")  # noqa: SIM115 - kept by the handle
+        workdir = tempfile.mkdtemp(prefix="drgrpo-worker-")
+        command = {"op": "spawn", "path": os.path.abspath(submission), "workdir": workdir}
+        try:
+            pid = self._ask(command, [theirs.fileno(), output.fileno()])["pid"]
+        finally:
+            theirs.close()
+        return WorkerProcess(self, pid, channel.Channel(ours), output, workdir, limits)
+
+    def reap(self, pid: int, wait_s: float) -> int | None:
+        """The wait status of a worker that has ended, or None if it is still running."""
+        return self._ask({"op": "reap", "pid": pid, "wait_s": wait_s})["status"]
+
+    def connect(self) -> ZygoteLink:
+        """A new, independent link, for a process about to be forked from this one."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self._ask({"op": "connect"}, [theirs.fileno()])
+        finally:
+            theirs.close()
+        return ZygoteLink(ours)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class Zygote(ZygoteLink):
+    """A clean, single-purpose parent for workers; it exits when every link is closed."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "OPENBLAS_NUM_THREADS": "1",
+        }
+        for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # machine workarounds, not secrets
+            if name in os.environ:
+                env[name] = os.environ[name]
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", _ZYGOTE, _ROOT, str(theirs.fileno())],
+            env=env,
+            pass_fds=[theirs.fileno()],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            cwd="/",
+        )
+        theirs.close()
+        super().__init__(ours)
+
+    def close(self) -> None:
+        super().close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+class WorkerProcess:
+    """The trusted side of one worker: requests with a timeout, and the verdict when it dies."""
+
+    def __init__(
+        self,
+        zygote: ZygoteLink,
+        pid: int,
+        chan: channel.Channel,
+        output: Any,
+        workdir: str,
+        limits: Limits,
+    ) -> None:
+        self.zygote = zygote
+        self.pid = pid
+        self.channel = chan
+        self.output = output
+        self.workdir = workdir
+        self.limits = limits
+        self.alive = True
+
+    def request(self, message: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
+        timeout_s = self.limits.call_timeout_s if timeout_s is None else timeout_s
+        try:
+            self.channel.send(message)
+            reply = self.channel.receive(timeout=timeout_s)
+        except channel.ChannelTimeout:
+            self.kill()
+            raise SubmissionTimedOut(
+                f"your code ran for more than {timeout_s:g} s on one call and was stopped"
+            ) from None
+        except (EOFError, OSError, wire.WireError) as error:
+            raise SubmissionBroken(self._death(error)) from None
+        if not isinstance(reply, dict):
+            raise SubmissionBroken(self._death(wire.WireError("reply is not a mapping")))
+        return reply
+
+    def _death(self, error: Exception) -> str:
+        status = self.zygote.reap(self.pid, wait_s=1.0) if self.alive else None
+        self.kill()
+        if isinstance(error, wire.WireError):
+            return f"the process running your code sent a corrupted reply ({error})"
+        if status is None:
+            return "the process running your code stopped answering (it closed its channel)"
+        self.alive = False
+        return f"the process running your code {describe_status(status)}"
+
+    def kill(self) -> None:
+        if self.alive:
+            for kill in (os.killpg, os.kill):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    kill(self.pid, signal.SIGKILL)
+            self.zygote.reap(self.pid, wait_s=5.0)
+            self.alive = False
+        self.channel.close()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def captured_output(self) -> str:
+        """What the submission printed, cut to the configured size."""
+        self.output.seek(0)
+        data = self.output.read(self.limits.output_bytes + 1)
+        text = data[: self.limits.output_bytes].decode("utf-8", errors="replace")
+        if len(data) > self.limits.output_bytes:
+            text += f"\n[output cut at {self.limits.output_bytes} bytes]"
+        return text
+
+
+def describe_status(status: int) -> str:
+    """A wait status in words a student understands."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else str(number)
+        meaning = {
+            "SIGSEGV": " (a segmentation fault: memory was accessed out of bounds)",
+            "SIGKILL": " (killed, for example for using too much memory)",
+            "SIGABRT": " (aborted)",
+        }.get(name, "")
+        return f"was killed by signal {name}{meaning}"
+    if os.WIFEXITED(status):
+        return f"exited with code {os.WEXITSTATUS(status)} (for example through os._exit or a crash)"
+    return f"ended with wait status {status}"
+
+
+def zygote_main(fd: int) -> None:  # pragma: no cover - runs in the zygote
+    """Serve the links: fork a worker per ``spawn``, report wait statuses on ``reap``, accept
+    new links on ``connect``; exit when the last link closes."""
+    import select
+
+    import numpy  # noqa: F401 - loaded once here rather than in every worker
+    import torch  # noqa: F401
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    links = [socket.socket(fileno=fd)]
+    while links:
+        ready, _, _ = select.select(links, [], [])
+        for sock in ready:
+            try:
+                data, fds, _, _ = socket.recv_fds(sock, 4096, 2)
+            except OSError:
+                data, fds = b"", []
+            if not data:
+                links.remove(sock)
+                sock.close()
+                continue
+            command = json.loads(data)
+            if command["op"] == "spawn":
+                pid = os.fork()
+                if pid == 0:
+                    for link in links:
+                        link.close()
+                    _worker_main(fds, command)
+                reply: dict[str, Any] = {"pid": pid}
+            elif command["op"] == "reap":
+                reply = {"status": _reap(command["pid"], command["wait_s"])}
+            elif command["op"] == "connect":
+                links.append(socket.socket(fileno=fds.pop()))
+                reply = {"ok": True}
+            else:
+                reply = {"error": command["op"]}
+            for extra in fds:
+                os.close(extra)
+            sock.send(json.dumps(reply).encode())
+    os._exit(0)
+
+
+def _reap(pid: int, wait_s: float) -> int | None:
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if done:
+            return status
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.005)
+
+
+def _worker_main(fds: list[int], command: dict[str, Any]) -> None:  # pragma: no cover - child
+    """Become the worker: own session, captured output, nothing inherited, then serve."""
+    code = 70
+    try:
+        os.setsid()
+        conn_fd, output_fd = fds
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(output_fd, 1)
+        os.dup2(output_fd, 2)
+        os.dup2(conn_fd, 3)
+        os.closerange(4, _MAX_FD)
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115
+        sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+        os.chdir(command["workdir"])
+        from grader import worker
+
+        worker.serve(channel.Channel(socket.socket(fileno=3)), command["path"])
+        code = 0
+    finally:
+        os._exit(code)

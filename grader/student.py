@@ -1,0 +1,171 @@
+"""The submission as properties see it: call a function by name, get plain data back.
+
+Every call crosses to the worker process and back. Arguments go as NumPy copies (a tensor's
+``requires_grad`` flag included), so nothing the student does to them can reach the grader's
+own tensors, and results come back as the frozen values of ``grader.values``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from grader import values
+from grader.errors import SubmissionBroken, SubmissionRaised, SubmissionTimedOut
+from grader.sandbox import Limits, WorkerProcess, ZygoteLink
+from grader.wire import WireError
+
+FUNCTIONS = ("drgrpo_advantages", "drgrpo_loss")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One call's result: the returned value, gradients per argument, arguments afterwards."""
+
+    value: values.Value
+    grads: tuple[values.Value | None, ...] | None = None
+    grad_problem: str | None = None
+    args_after: tuple[values.Value, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What loading the submission showed."""
+
+    ok: bool
+    error: dict[str, Any] | None = None
+    functions: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _argument(value: Any) -> dict[str, Any]:
+    if isinstance(value, torch.Tensor):
+        return {
+            "array": value.detach().cpu().numpy(),
+            "dtype": str(value.dtype).removeprefix("torch."),
+            "requires_grad": value.requires_grad,
+        }
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return {"value": value}
+    raise TypeError(f"cannot send a {type(value).__name__} to the submission")
+
+
+def _outcome(reply: dict[str, Any]) -> Outcome:
+    grads = reply.get("grads")
+    after = reply.get("args_after")
+    problem = reply.get("grad_problem")
+    return Outcome(
+        value=values.decode(reply["result"]),
+        grads=None if grads is None else tuple(None if g is None else values.decode(g) for g in grads),
+        grad_problem=None if problem is None else str(problem),
+        args_after=None if after is None else tuple(values.decode(a) for a in after),
+    )
+
+
+class Student:
+    """A loaded submission behind a worker process, replaced whenever it crashes or hangs."""
+
+    def __init__(self, zygote: ZygoteLink, path: str, limits: Limits) -> None:
+        self.path = path
+        self.limits = limits
+        self._zygote = zygote
+        self._worker: WorkerProcess | None = None
+        self._output: list[str] = []
+        self.loaded = self._start()
+        self.examples = 0
+        self.deadline: float | None = None  # the running check's time budget (monotonic)
+
+    def _start(self) -> Loaded:
+        self._worker = self._zygote.spawn(self.path, self.limits)
+        try:
+            reply = self._worker.request({"op": "load", "functions": list(FUNCTIONS)})
+        except (SubmissionBroken, SubmissionTimedOut) as stop:
+            return Loaded(ok=False, error={"type": "LoadError", "message": stop.message, "traceback": ""})
+        if not reply.get("ok"):
+            return Loaded(ok=False, error=dict(reply.get("error") or {}))
+        return Loaded(ok=True, functions=dict(reply.get("functions") or {}))
+
+    def _live_worker(self) -> WorkerProcess:
+        if self._worker is None or not self._worker.alive:
+            self._retire()
+            loaded = self._start()
+            if not loaded.ok:
+                raise SubmissionBroken("your file could not be loaded again after a crash")
+        assert self._worker is not None
+        return self._worker
+
+    def require(self, function: str) -> None:
+        """Stop the check at once when ``function`` cannot be called at all."""
+        if not self.loaded.ok:
+            error = self.loaded.error or {}
+            raise SubmissionBroken(
+                f"your file could not be loaded: {error.get('type')}: {error.get('message')}",
+                traceback=error.get("traceback"),
+            )
+        entry = self.loaded.functions.get(function, {})
+        if not entry.get("present"):
+            raise SubmissionBroken(f"your file does not define {function}")
+        if not entry.get("callable"):
+            raise SubmissionBroken(f"{function} in your file is not a function")
+
+    def call(
+        self,
+        function: str,
+        *args: Any,
+        backward: tuple[int, ...] | None = None,
+        return_args: bool = False,
+        **kwargs: Any,
+    ) -> Outcome:
+        """Call ``function(*args, **kwargs)`` in the worker.
+
+        ``backward`` is the index path of the output to differentiate (``(0,)`` for the loss of
+        ``(loss, stats)``); gradients come back for every tensor argument with
+        ``requires_grad``. ``return_args`` asks for the arguments as they are after the call.
+        Raises ``SubmissionRaised`` when the student's code raises.
+        """
+        self.require(function)
+        request = {
+            "op": "call",
+            "function": function,
+            "args": [_argument(arg) for arg in args],
+            "kwargs": {name: _argument(arg) for name, arg in kwargs.items()},
+            "backward": None if backward is None else list(backward),
+            "return_args": return_args,
+        }
+        reply = self._live_worker().request(request, timeout_s=self._call_timeout())
+        if not reply.get("ok"):
+            error = dict(reply.get("error") or {})
+            if error.get("not_implemented"):
+                raise SubmissionBroken(
+                    f"{function} is not implemented yet (it raises NotImplementedError)",
+                    traceback=error.get("traceback"),
+                )
+            raise SubmissionRaised(function, error)
+        if reply.get("grad_error"):
+            raise SubmissionRaised(f"the backward pass through {function}", reply["grad_error"])
+        try:
+            return _outcome(reply)
+        except (KeyError, TypeError, WireError) as error:
+            message = f"the process running your code sent a corrupted reply ({error})"
+            raise SubmissionBroken(message) from None
+
+    def _call_timeout(self) -> float:
+        if self.deadline is None:
+            return self.limits.call_timeout_s
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise SubmissionTimedOut("the check ran out of its time budget: your code is too slow")
+        return min(self.limits.call_timeout_s, remaining)
+
+    def _retire(self) -> None:
+        if self._worker is not None:
+            self._output.append(self._worker.captured_output())
+            self._worker.kill()
+            self._worker = None
+
+    def close(self) -> str:
+        """Stop the worker; return everything the submission printed."""
+        self._retire()
+        return "".join(self._output)

@@ -1,0 +1,183 @@
+"""Hypothesis strategies for the exercise's inputs.
+
+Hypothesis draws the structure (shapes, group sizes, response lengths, mask kind, dtype,
+clip_eps, beta, the garbage in the padding) and a seed for the values, which NumPy then fills
+in, rounded to two decimals so that a counterexample reads easily. Drawing every element
+through Hypothesis would cost several times more per example for no better coverage; the
+shrinker still minimizes what matters to a student: the shapes, the lengths, the settings and,
+through the ``plain`` switch, whether simple values already show the bug.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+DTYPES = (torch.float64, torch.float32)
+CLIP_EPS = (0.2, 0.1, 0.3, 0.05, 0.5)
+BETAS = (0.04, 0.0, 0.1, 0.5)
+# What padded positions hold: Dr. GRPO's padding must change nothing, whatever it holds.
+GARBAGE = ("zero", "nan", "inf", "-inf", "huge", "mixed")
+MASK_KINDS = ("bool", "float", "int")
+
+
+@dataclass(frozen=True)
+class RewardBatch:
+    """``rewards`` [B*G] in contiguous groups of ``group_size``."""
+
+    rewards: torch.Tensor
+    group_size: int
+
+    @property
+    def groups(self) -> int:
+        return self.rewards.numel() // self.group_size
+
+
+@dataclass(frozen=True)
+class LossBatch:
+    """The arguments of ``drgrpo_loss``. ``explicit`` says whether clip_eps and beta are passed
+    (when not, the defaults 0.2 and 0.04 apply)."""
+
+    logp: torch.Tensor
+    old_logp: torch.Tensor
+    ref_logp: torch.Tensor
+    mask: torch.Tensor
+    advantages: torch.Tensor
+    max_len: int
+    clip_eps: float = 0.2
+    beta: float = 0.04
+    explicit: bool = True
+
+    @property
+    def valid(self) -> torch.Tensor:
+        return self.mask.bool()
+
+    def with_padding(self, garbage: str, seed: int = 0) -> LossBatch:
+        """The same batch with ``garbage`` at every padded position of the three scores."""
+        rng = np.random.default_rng(seed)
+        return replace(
+            self,
+            logp=_pad(self.logp, self.valid, garbage, rng),
+            old_logp=_pad(self.old_logp, self.valid, garbage, rng),
+            ref_logp=_pad(self.ref_logp, self.valid, garbage, rng),
+        )
+
+
+def _round(values: np.ndarray) -> np.ndarray:
+    return np.round(values, 2)
+
+
+def _garbage(shape: tuple[int, ...], garbage: str, rng: np.random.Generator) -> np.ndarray:
+    if garbage == "mixed":
+        choices = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 7.5])
+        return choices[rng.integers(0, len(choices), size=shape)]
+    value = {"zero": 0.0, "nan": np.nan, "inf": np.inf, "-inf": -np.inf, "huge": 1e30}[garbage]
+    return np.full(shape, value)
+
+
+def _pad(scores: torch.Tensor, valid: torch.Tensor, garbage: str, rng: np.random.Generator) -> torch.Tensor:
+    fill = torch.from_numpy(_garbage(tuple(scores.shape), garbage, rng)).to(scores.dtype)
+    return torch.where(valid, scores, fill)
+
+
+@st.composite
+def reward_batches(
+    draw: st.DrawFn, *, max_groups: int = 4, max_group_size: int = 4, dtypes: tuple = DTYPES
+) -> RewardBatch:
+    """Groups with B == G and B != G, binary (verifier-style) or real-valued rewards."""
+    dtype = draw(st.sampled_from(dtypes))
+    groups = draw(st.integers(1, max_groups))
+    size = draw(st.integers(2, max_group_size))
+    kind = draw(st.sampled_from(("binary", "real")))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    if kind == "binary":
+        values = rng.integers(0, 2, size=groups * size).astype(np.float64)
+    else:
+        values = _round(rng.uniform(-2.0, 2.0, size=groups * size))
+    return RewardBatch(torch.from_numpy(values).to(dtype), size)
+
+
+@st.composite
+def loss_batches(
+    draw: st.DrawFn,
+    *,
+    on_policy: bool = False,
+    garbage: tuple[str, ...] = GARBAGE,
+    max_rows: int = 6,
+    max_width: int = 6,
+    empty: bool | None = None,
+) -> LossBatch:
+    """Batches for ``drgrpo_loss``.
+
+    They reach the corners: rows with no valid token and full rows, ``L < max_len`` and
+    ``L == max_len``, prefix and scattered masks (bool, float or int), log-ratios inside and far
+    outside the clip range on both sides with advantages of both signs, and garbage in the
+    padding. ``on_policy`` makes ``logp == old_logp == ref_logp``; ``empty=True`` masks out
+    everything, ``empty=False`` keeps at least one valid token.
+    """
+    dtype = draw(st.sampled_from(DTYPES))
+    rows = draw(st.integers(1, max_rows))
+    width = draw(st.integers(1, max_width))
+    max_len = width + draw(st.integers(0, 3))
+    lengths = draw(st.lists(st.integers(0, width), min_size=rows, max_size=rows))
+    scattered = draw(st.booleans())
+    mask_kind = draw(st.sampled_from(MASK_KINDS))
+    explicit = draw(st.booleans())
+    clip_eps = draw(st.sampled_from(CLIP_EPS)) if explicit else 0.2
+    beta = draw(st.sampled_from(BETAS)) if explicit else 0.04
+    fill = draw(st.sampled_from(garbage))
+    plain = draw(st.booleans())
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+
+    positions = np.arange(width)[None, :]
+    if scattered:
+        valid = rng.random((rows, width)) < 0.6
+    else:
+        valid = positions < np.asarray(lengths)[:, None]
+    if empty is True:
+        valid[:] = False
+    elif empty is False and not valid.any():
+        valid[0, 0] = True
+
+    shape = (rows, width)
+    if plain:
+        old = np.full(shape, -1.0)
+        log_ratio = rng.choice([-1.0, 0.0, 1.0], size=shape)
+        ref_shift = np.full(shape, 0.5)
+        advantages = rng.choice([-1.0, 1.0], size=rows)
+    else:
+        old = _round(rng.uniform(-3.0, -0.05, size=shape))
+        # A third inside the clip range, a third far above it, a third far below it.
+        magnitude = rng.uniform(0.3, 1.5, size=shape)
+        regime = rng.integers(0, 3, size=shape)
+        log_ratio = _round(np.choose(regime, [magnitude / 30.0, magnitude, -magnitude]))
+        ref_shift = _round(rng.uniform(-1.0, 1.0, size=shape))
+        advantages = _round(rng.normal(0.0, 1.0, size=rows))
+    logp = _round(old + log_ratio)
+    if on_policy:
+        old, ref = logp, logp
+    else:
+        ref = _round(logp + ref_shift)
+    scores = np.stack([logp, old, ref])
+    scores = np.where(valid, scores, _garbage(scores.shape, fill, rng))
+    logp_t, old_t, ref_t = torch.from_numpy(scores).to(dtype).unbind(0)
+
+    mask_t = torch.from_numpy(valid)
+    if mask_kind == "float":
+        mask_t = mask_t.to(dtype)
+    elif mask_kind == "int":
+        mask_t = mask_t.to(torch.int64)
+    return LossBatch(
+        logp=logp_t,
+        old_logp=old_t,
+        ref_logp=ref_t,
+        mask=mask_t,
+        advantages=torch.from_numpy(advantages).to(dtype),
+        max_len=max_len,
+        clip_eps=clip_eps,
+        beta=beta,
+        explicit=explicit,
+    )

@@ -1,0 +1,61 @@
+"""Shared fixtures: one zygote for the whole session, and graded reports cached per file."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from grader.api import grade
+from grader.report import Report
+from grader.sandbox import Zygote
+
+ROOT = Path(__file__).resolve().parent.parent
+SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
+SOLUTION = ROOT / "reference" / "solution.py"
+TEMPLATE = ROOT / "student_template" / "drgrpo.py"
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """A fixture submission and what its header promises."""
+
+    path: Path
+    mistake_in: str | None
+    expect_fail: tuple[str, ...]
+
+    @classmethod
+    def read(cls, path: Path) -> Fixture:
+        text = path.read_text()
+        mistake = re.search(r"^# mistake-in: *(\S+)", text, re.M)
+        fails = re.search(r"^# expect-fail: *(.+)$", text, re.M)
+        names = tuple(n.strip() for n in fails.group(1).split(",")) if fails else ()
+        return cls(path, mistake.group(1) if mistake else None, names)
+
+
+def fixtures(kind: str) -> list[Fixture]:
+    return [Fixture.read(p) for p in sorted((SUBMISSIONS / kind).glob("*.py"))]
+
+
+@pytest.fixture(scope="session")
+def zygote() -> Iterator[Zygote]:
+    process = Zygote()
+    yield process
+    process.close()
+
+
+@pytest.fixture(scope="session")
+def graded(zygote: Zygote) -> Callable[..., Report]:
+    """``graded(path, **options)``: the report, graded once per session for each file and options."""
+    cache: dict[tuple, Report] = {}
+
+    def grade_once(path: Path | str, **options: object) -> Report:
+        key = (str(path), tuple(sorted(options.items())))
+        if key not in cache:
+            cache[key] = grade(path, zygote=zygote, **options)
+        return cache[key]
+
+    return grade_once

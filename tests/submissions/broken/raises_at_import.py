@@ -1,0 +1,3 @@
+"""Raises while the file is being imported."""
+
+raise RuntimeError("work in progress")

@@ -1,0 +1,4 @@
+"""A file that does not parse."""
+
+def drgrpo_advantages(rewards, group_size)
+    return rewards
