@@ -17,7 +17,7 @@ import grader
 from grader import parallel
 from grader.checks import Check, collect
 from grader.report import Report
-from grader.runner import grading_settings, run_check
+from grader.runner import grading_settings, run_checks
 from grader.sandbox import Limits, Zygote, ZygoteLink
 from grader.student import Student
 from properties import MODULES
@@ -103,7 +103,7 @@ def _run_shard(
     """Run some checks against one worker of the submission."""
     student = Student(link, path, limits)
     try:
-        results = [run_check(c, student, seed=seed, max_examples=max_examples) for c in checks]
+        results = run_checks(checks, student, seed=seed, max_examples=max_examples)
     finally:
         output = student.close()
     return parallel.ShardResult(results, output, None if student.loaded.ok else student.loaded.error)

@@ -26,7 +26,7 @@ class Channel:
         self.sock.setblocking(True)
 
     def send(self, message: Any) -> None:
-        data = wire.pack(message)
+        data = message if isinstance(message, bytes) else wire.pack(message)
         self.sock.sendall(_LENGTH.pack(len(data)) + data)
 
     def receive(self, timeout: float | None = None) -> Any:

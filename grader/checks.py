@@ -1,38 +1,59 @@
 """Declaring checks: one decorator, one frozen record per check, collection from modules.
 
-A check is a Hypothesis test that takes the ``Student`` as its first argument::
+A check is a function of the ``Student`` and of values drawn by Hypothesis::
 
-    @check(target="drgrpo_advantages", points=4)
-    @given(batch=reward_batches())
-    def advantages_shift_invariant(student, batch):
+    REWARDS = Inputs("rewards", batch=reward_batches(), shift=st.sampled_from((1.0, -3.0)))
+
+    @check(target="drgrpo_advantages", points=4, inputs=REWARDS)
+    def advantages_shift_invariant(student, batch, shift):
         \"\"\"Adding the same number to every reward leaves the advantages unchanged.\"\"\"
         ...
 
-The id is the function's name; the docstring's first line is the sentence a student reads.
-Arguments are validated here, when the check is defined, not when it first runs.
+The id is the function's name; the docstring's first paragraph is the sentence a student
+reads. The function takes the drawn values it names (here ``batch`` and ``shift``). Checks that
+name the same ``Inputs`` share one Hypothesis run, each seeing every example (see
+``grader.runner``). Arguments are validated here, when the check is defined.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib
 import inspect
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from grader.errors import CheckFailed, SubmissionRaised
+from hypothesis.strategies import SearchStrategy
 
 TARGETS = ("drgrpo_advantages", "drgrpo_loss")
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 _ID = re.compile(r"[a-z][a-z0-9_]{2,63}")
 
 
+class Inputs:
+    """Named Hypothesis strategies that checks draw their values from.
+
+    The name seeds the draws (with the grade's seed), so a check's inputs do not depend on
+    which other checks run. Compared by identity: define each one once, at module level.
+    """
+
+    def __init__(self, name: str, **strategies: SearchStrategy) -> None:
+        _require(bool(_ID.fullmatch(name)), "Inputs name", name, "snake_case, 3 to 64 characters")
+        for key, strategy in strategies.items():
+            _require(isinstance(strategy, SearchStrategy), key, strategy, "a Hypothesis strategy")
+        _require(bool(strategies), "strategies", strategies, "at least one strategy")
+        self.name = name
+        self.strategies: Mapping[str, SearchStrategy] = dict(strategies)
+
+    def __repr__(self) -> str:
+        return f"Inputs({self.name!r}, {', '.join(self.strategies)})"
+
+
 @dataclass(frozen=True)
 class Check:
-    """A registered property: its metadata and its Hypothesis test."""
+    """A registered property: its metadata, its inputs and its body."""
 
     id: str
     title: str
@@ -42,7 +63,15 @@ class Check:
     visibility: str
     timeout_s: float
     max_examples: int | None
-    test: Callable[..., None]
+    inputs: Inputs
+    parameters: tuple[str, ...]
+    body: Callable[..., None]
+
+    def run_body(self, student: Any, drawn: Mapping[str, Any]) -> None:
+        self.body(student, **self.drawn_for_me(drawn))
+
+    def drawn_for_me(self, drawn: Mapping[str, Any]) -> dict[str, Any]:
+        return {name: drawn[name] for name in self.parameters}
 
 
 def _require(condition: bool, argument: str, value: Any, expected: str) -> None:
@@ -54,12 +83,16 @@ def check(
     *,
     target: str,
     points: float,
+    inputs: Inputs | Mapping[str, SearchStrategy],
     visibility: str = "visible",
     timeout_s: float = 60.0,
     max_examples: int | None = None,
     id: str | None = None,
 ) -> Callable[[Callable[..., None]], Check]:
-    """Declare a check. Put it above ``@given``; the result is a :class:`Check`."""
+    """Declare a check on ``target``, worth ``points``, drawing from ``inputs``.
+
+    ``inputs`` is a shared :class:`Inputs` or a mapping of strategies of the check's own.
+    """
     _require(target in TARGETS, "target", target, f"one of {TARGETS}")
     _require(
         isinstance(points, (int, float))
@@ -84,18 +117,20 @@ def check(
         "None or an integer >= 1",
     )
     _require(id is None or bool(_ID.fullmatch(id)), "id", id, "snake_case, 3 to 64 characters")
+    _require(isinstance(inputs, (Inputs, Mapping)), "inputs", inputs, "an Inputs or a mapping of strategies")
 
-    def decorate(test: Callable[..., None]) -> Check:
-        name = id or getattr(test, "__name__", "")
+    def decorate(body: Callable[..., None]) -> Check:
+        name = id or getattr(body, "__name__", "")
         _require(bool(_ID.fullmatch(name)), "id", name, "snake_case, 3 to 64 characters")
-        hypothesis = getattr(test, "hypothesis", None)
-        if hypothesis is None:
-            raise TypeError(f"check {name!r}: put @check above @given, on a Hypothesis test")
-        doc = inspect.getdoc(test)
+        shared = inputs if isinstance(inputs, Inputs) else Inputs(name, **inputs)
+        parameters = tuple(inspect.signature(body).parameters)[1:]
+        unknown = [p for p in parameters if p not in shared.strategies]
+        if unknown:
+            raise ValueError(f"check {name!r}: {unknown} are not among the inputs {shared!r}")
+        doc = inspect.getdoc(body)
         if not doc:
             raise ValueError(f"check {name!r}: the docstring (the sentence a student reads) is missing")
         title, _, description = doc.partition("\n\n")
-        hypothesis.inner_test = _recording(hypothesis.inner_test)
         return Check(
             id=name,
             title=" ".join(title.split()),
@@ -105,25 +140,12 @@ def check(
             visibility=visibility,
             timeout_s=float(timeout_s),
             max_examples=max_examples,
-            test=test,
+            inputs=shared,
+            parameters=parameters,
+            body=body,
         )
 
     return decorate
-
-
-def _recording(inner: Callable[..., None]) -> Callable[..., None]:
-    """Count examples, and attach the drawn inputs to a failure (the last one is the minimal)."""
-
-    @functools.wraps(inner)
-    def run_example(student: Any, *args: Any, **drawn: Any) -> None:
-        student.examples += 1
-        try:
-            inner(student, *args, **drawn)
-        except (CheckFailed, SubmissionRaised) as signal:
-            signal.inputs = drawn
-            raise
-
-    return run_example
 
 
 def collect(module_names: Iterable[str]) -> tuple[Check, ...]:

@@ -32,19 +32,25 @@ class ShardResult:
 Runner = Callable[[Sequence[Check], ZygoteLink], ShardResult]
 
 
-def _cost(check: Check) -> float:
-    """A rough relative cost: loss checks draw bigger inputs and differentiate."""
-    return 2.0 if check.target == "drgrpo_loss" else 1.0
+def _cost(group: list[Check]) -> float:
+    """A rough relative cost: loss checks draw bigger inputs and differentiate, and checks that
+    share their inputs share most of the work."""
+    per_check = 2.0 if group[0].target == "drgrpo_loss" else 1.0
+    return per_check * (1 + 0.5 * (len(group) - 1))
 
 
 def split(checks: Sequence[Check], jobs: int) -> list[list[Check]]:
-    """Balance the checks over ``jobs`` shards, costliest first, deterministically."""
-    shards: list[list[Check]] = [[] for _ in range(max(1, min(jobs, len(checks))))]
+    """Balance the checks over ``jobs`` shards, costliest first, deterministically; checks that
+    share their inputs stay together."""
+    groups: dict[int, list[Check]] = {}
+    for check in checks:
+        groups.setdefault(id(check.inputs), []).append(check)
+    shards: list[list[Check]] = [[] for _ in range(max(1, min(jobs, len(groups))))]
     loads = [0.0] * len(shards)
-    for check in sorted(checks, key=_cost, reverse=True):
+    for group in sorted(groups.values(), key=_cost, reverse=True):
         lightest = loads.index(min(loads))
-        shards[lightest].append(check)
-        loads[lightest] += _cost(check)
+        shards[lightest].extend(group)
+        loads[lightest] += _cost(group)
     return shards
 
 

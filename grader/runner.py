@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import hypothesis
@@ -12,10 +14,12 @@ from hypothesis import HealthCheck, Phase, Verbosity
 from hypothesis.errors import Flaky, FlakyFailure
 
 from grader import display
-from grader.checks import Check
+from grader.checks import Check, Inputs
 from grader.errors import CheckFailed, SubmissionBroken, SubmissionRaised, SubmissionTimedOut
 from grader.report import CheckResult
 from grader.student import Student
+
+STATELESS = "make the functions pure: the same inputs must always give the same outputs"
 
 
 def grading_settings(max_examples: int) -> hypothesis.settings:
@@ -43,28 +47,120 @@ def check_seed(seed: int, check_id: str) -> int:
     return int.from_bytes(digest[:8], "little")
 
 
-def _configured(test: Any, profile: hypothesis.settings, seed: int) -> Any:
-    """What ``@settings(profile)`` and ``@seed(seed)`` do, but repeatable for every run.
+def _hypothesis_test(
+    inputs: Inputs, body: Callable[..., None], seed: int, max_examples: int
+) -> Callable[[Student], None]:
+    """A fresh Hypothesis test of ``body(student, **drawn)`` over ``inputs``."""
 
-    The decorators refuse to be applied twice, yet a check runs once per grade with the grade's
-    own budget and seed; Hypothesis reads both attributes when the test is called.
+    def example(student: Student, **drawn: Any) -> None:
+        student.begin_example()
+        body(student, drawn)
+
+    given = hypothesis.given(**inputs.strategies)(example)
+    return hypothesis.seed(seed)(grading_settings(max_examples)(given))
+
+
+def run_checks(
+    checks: Sequence[Check], student: Student, *, seed: int, max_examples: int
+) -> list[CheckResult]:
+    """Run the checks, those that draw from the same ``Inputs`` in one shared run.
+
+    In a shared run every check sees every example, and the inputs are drawn, and the reference
+    and the student's identical calls made, once per example instead of once per check. A check
+    that fails, or raises anything, in the shared run is run again on its own with the same
+    seed, which finds the same failing example and shrinks it.
     """
-    test._hypothesis_internal_use_settings = profile
-    test._hypothesis_internal_use_seed = seed
-    return test
+    groups: dict[int, list[Check]] = {}
+    for c in checks:
+        groups.setdefault(id(c.inputs), []).append(c)
+    results: dict[str, CheckResult] = {}
+    for members in groups.values():
+        if len(members) == 1:
+            results[members[0].id] = run_check(members[0], student, seed=seed, max_examples=max_examples)
+            continue
+        passed, examples, duration = _shared_run(members, student, seed, max_examples)
+        for c in members:
+            if c.id in passed:
+                results[c.id] = _result(c, {"status": "passed", "message": "passed"}, examples, duration)
+            else:
+                results[c.id] = run_check(
+                    c, student, seed=seed, max_examples=max_examples, failed_together=True
+                )
+    return [results[c.id] for c in checks]
 
 
-def run_check(check: Check, student: Student, *, seed: int, max_examples: int) -> CheckResult:
+class _AllFailed(BaseException):
+    """Every check of a shared run has failed: nothing is left to run."""
+
+
+def _shared_run(
+    members: list[Check], student: Student, seed: int, max_examples: int
+) -> tuple[set[str], int, float]:
+    """The ids of the members that passed every example, how many examples, seconds each."""
+    started = time.monotonic()
+    failed: set[str] = set()
+    for c in members:
+        try:
+            student.require(c.target)
+        except SubmissionBroken:
+            failed.add(c.id)
+
+    def every_member(student: Student, drawn: dict[str, Any]) -> None:
+        for c in members:
+            if c.id in failed:
+                continue
+            try:
+                c.run_body(student, drawn)
+            except (Exception, SubmissionBroken, SubmissionTimedOut):
+                failed.add(c.id)
+        if len(failed) == len(members):
+            raise _AllFailed
+
+    inputs = members[0].inputs
+    student.examples = 0
+    student.deadline = started + sum(c.timeout_s for c in members)
+    budget = max(c.max_examples or max_examples for c in members)
+    test = _hypothesis_test(inputs, every_member, check_seed(seed, inputs.name), budget)
+    with contextlib.suppress(_AllFailed):
+        test(student)
+    passed = {c.id for c in members} - failed
+    duration = (time.monotonic() - started) / len(members)
+    return passed, student.examples, duration
+
+
+def run_check(
+    check: Check, student: Student, *, seed: int, max_examples: int, failed_together: bool = False
+) -> CheckResult:
+    """Run one check on its own; Hypothesis shrinks any failure to a minimal example.
+
+    ``failed_together``: the check failed in a shared run, so passing alone means the
+    submission's results depend on the calls made before.
+    """
     started = time.monotonic()
     student.examples = 0
     student.deadline = started + check.timeout_s
-    test = _configured(
-        check.test, grading_settings(check.max_examples or max_examples), check_seed(seed, check.id)
+
+    def body(student: Student, drawn: dict[str, Any]) -> None:
+        try:
+            check.run_body(student, drawn)
+        except (CheckFailed, SubmissionRaised) as signal:
+            signal.inputs = check.drawn_for_me(drawn)
+            raise
+
+    test = _hypothesis_test(
+        check.inputs, body, check_seed(seed, check.inputs.name), check.max_examples or max_examples
     )
     try:
         student.require(check.target)
         test(student)
         outcome: dict[str, Any] = {"status": "passed", "message": "passed"}
+        if failed_together:
+            outcome = {
+                "status": "failed",
+                "message": "it failed when run after other checks on the same inputs, but not on "
+                "its own: your functions' results depend on the calls made before",
+                "hint": STATELESS,
+            }
     except CheckFailed as failure:
         outcome = {
             "status": "failed",
@@ -94,7 +190,7 @@ def run_check(check: Check, student: Student, *, seed: int, max_examples: int) -
             "status": "failed",
             "message": "your function gave different results for the same input "
             "(it depends on randomness or on state kept between calls)",
-            "hint": "make the functions pure: the same inputs must give the same outputs",
+            "hint": STATELESS,
         }
     except Exception as error:
         outcome = {
@@ -103,6 +199,10 @@ def run_check(check: Check, student: Student, *, seed: int, max_examples: int) -
             "message": f"internal grader error (not your fault): {type(error).__name__}: {error}",
             "traceback": traceback.format_exc()[-4000:],
         }
+    return _result(check, outcome, student.examples, time.monotonic() - started)
+
+
+def _result(check: Check, outcome: dict[str, Any], examples: int, duration_s: float) -> CheckResult:
     passed = outcome["status"] == "passed"
     return CheckResult(
         id=check.id,
@@ -112,8 +212,8 @@ def run_check(check: Check, student: Student, *, seed: int, max_examples: int) -
         score=check.points if passed else 0.0,
         max_score=check.points,
         visibility=check.visibility,
-        examples=student.examples,
-        duration_s=round(time.monotonic() - started, 4),
+        examples=examples,
+        duration_s=round(duration_s, 4),
         **outcome,
     )
 

@@ -140,7 +140,8 @@ class WorkerProcess:
         self.limits = limits
         self.alive = True
 
-    def request(self, message: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
+    def request(self, message: dict[str, Any] | bytes, timeout_s: float | None = None) -> dict[str, Any]:
+        """Send a message (or one already packed) and wait for the reply."""
         timeout_s = self.limits.call_timeout_s if timeout_s is None else timeout_s
         try:
             self.channel.send(message)

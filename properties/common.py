@@ -6,6 +6,7 @@ student's result, in whatever dtype they computed, is compared with the true val
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,8 +26,9 @@ def dtype_name(t: torch.Tensor) -> str:
     return str(t.dtype).removeprefix("torch.")
 
 
-def call_advantages(student: Student, rewards: torch.Tensor, group_size: int, **options: bool) -> Outcome:
-    return student.call(ADVANTAGES, rewards, group_size, **options)
+def call_advantages(student: Student, rewards: torch.Tensor, group_size: int) -> Outcome:
+    """``drgrpo_advantages``; the rewards come back too, as they are after the call."""
+    return student.call(ADVANTAGES, rewards, group_size, return_args=True)
 
 
 def advantages_of(student: Student, batch: RewardBatch) -> np.ndarray:
@@ -35,16 +37,13 @@ def advantages_of(student: Student, batch: RewardBatch) -> np.ndarray:
     return expect.numbers(out.value, "the advantages").reshape(-1)
 
 
-def call_loss(
-    student: Student,
-    batch: LossBatch,
-    *,
-    backward: bool = True,
-    frozen_requires_grad: bool = False,
-    return_args: bool = False,
-) -> Outcome:
-    """``drgrpo_loss`` on the batch, with ``logp`` requiring grad (and, if asked, the inputs
-    that must stay frozen too)."""
+def call_loss(student: Student, batch: LossBatch, *, frozen_requires_grad: bool = False) -> Outcome:
+    """``drgrpo_loss`` on the batch, differentiated, with the arguments as they are afterwards.
+
+    ``logp`` requires grad, and so do the inputs that must stay frozen when
+    ``frozen_requires_grad``. Every check asks for everything, so that checks sharing an example
+    make the very same call, which is then made once.
+    """
     logp = batch.logp.clone().requires_grad_(True)
     frozen = [batch.old_logp, batch.ref_logp, batch.advantages]
     if frozen_requires_grad:
@@ -59,8 +58,8 @@ def call_loss(
         batch.mask,
         advantages,
         batch.max_len,
-        backward=(0,) if backward else None,
-        return_args=return_args,
+        backward=(0,),
+        return_args=True,
         **hyper,
     )
 
@@ -134,7 +133,10 @@ class Expected:
     stats: dict[str, np.ndarray]
 
 
+@functools.lru_cache(maxsize=4)
 def reference_loss(batch: LossBatch) -> Expected:
+    """The reference on ``batch``; checks sharing an example ask for it once (the cache holds
+    the batches it keys on, so an identity is never reused while cached)."""
     as64 = lambda t: t.detach().to(torch.float64)  # noqa: E731
     logp = as64(batch.logp).requires_grad_(True)
     args = (logp, as64(batch.old_logp), as64(batch.ref_logp), batch.mask, as64(batch.advantages))

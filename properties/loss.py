@@ -6,8 +6,6 @@ from dataclasses import replace
 
 import numpy as np
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
 
 from grader import display, expect
 from grader.checks import check
@@ -21,7 +19,7 @@ from properties.common import (
     stat_values,
     unpack_loss,
 )
-from properties.strategies import GARBAGE, LossBatch, loss_batches
+from properties.strategies import LOSS_INPUTS, NO_VALID_TOKENS, ON_POLICY, LossBatch
 
 DENOMINATOR = (
     "divide the summed masked objective by N * max_len, the fixed generation limit: not by each "
@@ -33,8 +31,7 @@ ISOLATE = (
 )
 
 
-@check(target=LOSS, points=10)
-@given(batch=loss_batches())
+@check(target=LOSS, points=10, inputs=LOSS_INPUTS)
 def loss_matches_reference(student, batch: LossBatch) -> None:
     """The loss and its gradient equal the reference's, for any clip_eps and beta."""
     result = unpack_loss(call_loss(student, batch))
@@ -63,8 +60,7 @@ def _token_grad_expectation(batch: LossBatch) -> np.ndarray:
     return np.where(batch.valid.numpy(), weights, 0.0)
 
 
-@check(target=LOSS, points=8)
-@given(batch=loss_batches(on_policy=True, empty=False))
+@check(target=LOSS, points=8, inputs=ON_POLICY)
 def loss_equal_token_weights(student, batch: LossBatch) -> None:
     """At the on-policy point every valid token of response i gets gradient -A_i / (N * max_len),
     whatever the response's length."""
@@ -91,16 +87,12 @@ def _widen(batch: LossBatch, extra: int) -> LossBatch:
     )
 
 
-@check(target=LOSS, points=8)
-@given(
-    batch=loss_batches(garbage=("zero",), empty=False),
-    extra=st.integers(1, 3),
-    other_lengths=st.integers(0, 2**16),
-)
+@check(target=LOSS, points=8, inputs=LOSS_INPUTS)
 def loss_fixed_denominator(student, batch: LossBatch, extra: int, other_lengths: int) -> None:
     """The denominator is the fixed N * max_len: more padding, or other responses being longer or
     shorter, leaves a response's per-token gradient unchanged."""
-    batch = replace(batch, max_len=batch.max_len + extra)  # room to pad without changing max_len
+    # Clean padding (isolation is another check's business), and room to pad within max_len.
+    batch = replace(batch.with_padding("zero"), max_len=batch.max_len + extra)
     first = logp_grad(unpack_loss(call_loss(student, batch)), batch.logp)
     dtype = dtype_name(batch.logp)
 
@@ -131,14 +123,12 @@ def loss_fixed_denominator(student, batch: LossBatch, extra: int, other_lengths:
     )
 
 
-@check(target=LOSS, points=8)
-@given(batch=loss_batches(garbage=("zero",)), garbage=st.sampled_from(GARBAGE[1:]))
+@check(target=LOSS, points=8, inputs=LOSS_INPUTS)
 def loss_padding_isolated(student, batch: LossBatch, garbage: str) -> None:
     """Whatever padded positions hold (huge numbers, inf, nan), the loss, the gradient and the
     stats do not change, and the gradient at padded positions is exactly 0."""
-    clean = unpack_loss(call_loss(student, batch))
-    dirty_batch = batch.with_padding(garbage, seed=len(garbage))
-    dirty = unpack_loss(call_loss(student, dirty_batch))
+    clean = unpack_loss(call_loss(student, batch.with_padding("zero")))
+    dirty = unpack_loss(call_loss(student, batch.with_padding(garbage, seed=len(garbage))))
     dtype = dtype_name(batch.logp)
     what = f"with {garbage} in the padding"
     expect.close(
@@ -162,8 +152,7 @@ def loss_padding_isolated(student, batch: LossBatch, garbage: str) -> None:
         expect.close(value, clean_stats[key], what=f"stats[{key!r}] {what}", dtype=dtype, hint=ISOLATE)
 
 
-@check(target=LOSS, points=4)
-@given(batch=loss_batches(empty=True))
+@check(target=LOSS, points=4, inputs=NO_VALID_TOKENS)
 def loss_zero_valid_tokens(student, batch: LossBatch) -> None:
     """With no valid token at all, the loss is 0 and backward still works (zero gradient)."""
     result = unpack_loss(call_loss(student, batch))
@@ -177,8 +166,7 @@ def loss_zero_valid_tokens(student, batch: LossBatch) -> None:
     expect.exact(grad, np.zeros_like(grad), what="the gradient with no valid token")
 
 
-@check(target=LOSS, points=5)
-@given(batch=loss_batches())
+@check(target=LOSS, points=5, inputs=LOSS_INPUTS)
 def loss_frozen_inputs(student, batch: LossBatch) -> None:
     """Gradients reach logp only: old_logp, ref_logp and the advantages get none, even when they
     require grad."""
@@ -199,11 +187,10 @@ def loss_frozen_inputs(student, batch: LossBatch) -> None:
             )
 
 
-@check(target=LOSS, points=3)
-@given(batch=loss_batches())
+@check(target=LOSS, points=3, inputs=LOSS_INPUTS)
 def loss_inputs_untouched(student, batch: LossBatch) -> None:
     """No input tensor is modified in place, by the loss or by its backward pass."""
-    out = call_loss(student, batch, return_args=True)
+    out = call_loss(student, batch)
     names = ("logp", "old_logp", "ref_logp", "mask", "advantages")
     sent = (batch.logp, batch.old_logp, batch.ref_logp, batch.mask, batch.advantages)
     for name, before, after in zip(names, sent, out.args_after, strict=False):
@@ -216,12 +203,11 @@ def loss_inputs_untouched(student, batch: LossBatch) -> None:
         )
 
 
-@check(target=LOSS, points=4)
-@given(batch=loss_batches())
+@check(target=LOSS, points=4, inputs=LOSS_INPUTS)
 def loss_return_structure(student, batch: LossBatch) -> None:
     """drgrpo_loss returns (loss, stats) with loss a differentiable scalar tensor of shape (),
     in the dtype of logp."""
-    out = call_loss(student, batch, backward=False)
+    out = call_loss(student, batch)
     result = unpack_loss(out)
     loss = expect.tensor(result.loss, "the loss", hint="return the tensor, not loss.item()")
     want = dtype_name(batch.logp)

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given
 
 from grader import display, expect, values
 from grader.checks import check
 from properties.common import LOSS, call_loss, dtype_name, reference_loss, stat_values, unpack_loss
-from properties.strategies import LossBatch, loss_batches
+from properties.strategies import LOSS_INPUTS, NO_VALID_TOKENS, LossBatch
 from reference.provided import STAT_KEYS
 
 VALID_ONLY = "average over valid tokens only (mask 1), never over padding"
 
 
-@check(target=LOSS, points=3)
-@given(batch=loss_batches())
+@check(target=LOSS, points=3, inputs=LOSS_INPUTS)
 def stats_keys(student, batch: LossBatch) -> None:
     """stats has exactly the keys kl_mean, clipfrac and ratio_mean."""
-    stats = unpack_loss(call_loss(student, batch, backward=False)).stats
+    stats = unpack_loss(call_loss(student, batch)).stats
     if not isinstance(stats, values.DictValue):
         expect.fail(
             f"stats should be a dict, but it is {values.summary(stats)}",
@@ -35,11 +33,10 @@ def stats_keys(student, batch: LossBatch) -> None:
         )
 
 
-@check(target=LOSS, points=4)
-@given(batch=loss_batches())
+@check(target=LOSS, points=4, inputs=LOSS_INPUTS)
 def stats_detached_scalars(student, batch: LossBatch) -> None:
     """Each stat is a detached floating tensor of shape ()."""
-    stats = unpack_loss(call_loss(student, batch, backward=False)).stats
+    stats = unpack_loss(call_loss(student, batch)).stats
     if not isinstance(stats, values.DictValue):
         expect.fail(f"stats should be a dict, but it is {values.summary(stats)}")
     for key, item in zip(stats.keys, stats.values, strict=True):
@@ -59,12 +56,11 @@ def stats_detached_scalars(student, batch: LossBatch) -> None:
             )
 
 
-@check(target=LOSS, points=5)
-@given(batch=loss_batches(empty=False))
+@check(target=LOSS, points=5, inputs=LOSS_INPUTS)
 def stats_match_reference(student, batch: LossBatch) -> None:
     """The stats equal the reference's averages over valid tokens: kl_mean, ratio_mean, and
     clipfrac, the fraction of valid tokens with |ratio - 1| > clip_eps."""
-    found = stat_values(unpack_loss(call_loss(student, batch, backward=False)))
+    found = stat_values(unpack_loss(call_loss(student, batch)))
     expected = reference_loss(batch).stats
     for key in STAT_KEYS:
         expect.close(
@@ -79,11 +75,10 @@ def stats_match_reference(student, batch: LossBatch) -> None:
         )
 
 
-@check(target=LOSS, points=3)
-@given(batch=loss_batches(empty=True))
+@check(target=LOSS, points=3, inputs=NO_VALID_TOKENS)
 def stats_zero_without_tokens(student, batch: LossBatch) -> None:
     """With no valid token, all three stats are 0 (not nan)."""
-    found = stat_values(unpack_loss(call_loss(student, batch, backward=False)))
+    found = stat_values(unpack_loss(call_loss(student, batch)))
     for key, value in found.items():
         expect.exact(
             value.astype(np.float64),

@@ -1,11 +1,12 @@
 """Hypothesis strategies for the exercise's inputs.
 
-Hypothesis draws the structure (shapes, group sizes, response lengths, mask kind, dtype,
-clip_eps, beta, the garbage in the padding) and a seed for the values, which NumPy then fills
-in, rounded to two decimals so that a counterexample reads easily. Drawing every element
-through Hypothesis would cost several times more per example for no better coverage; the
-shrinker still minimizes what matters to a student: the shapes, the lengths, the settings and,
-through the ``plain`` switch, whether simple values already show the bug.
+Hypothesis draws the structure (shapes, group sizes, mask kind, dtype, clip_eps, beta, the
+garbage in the padding) and a seed for the values, which NumPy then fills in (response
+lengths with empty and full rows over-weighted, scores rounded to two decimals so that a
+counterexample reads easily). Each Hypothesis draw costs about as much as the student's call
+on this size of input, so drawing every element would multiply the cost of a grade for no
+better coverage; the shrinker still minimizes what matters to a student: the shapes, the
+settings and, through the ``plain`` switch, whether simple values already show the bug.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 from hypothesis import strategies as st
+
+from grader.checks import Inputs
 
 DTYPES = (torch.float64, torch.float32)
 CLIP_EPS = (0.2, 0.1, 0.3, 0.05, 0.5)
@@ -36,7 +39,7 @@ class RewardBatch:
         return self.rewards.numel() // self.group_size
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: see properties.common.reference_loss
 class LossBatch:
     """The arguments of ``drgrpo_loss``. ``explicit`` says whether clip_eps and beta are passed
     (when not, the defaults 0.2 and 0.04 apply)."""
@@ -122,7 +125,6 @@ def loss_batches(
     rows = draw(st.integers(1, max_rows))
     width = draw(st.integers(1, max_width))
     max_len = width + draw(st.integers(0, 3))
-    lengths = draw(st.lists(st.integers(0, width), min_size=rows, max_size=rows))
     scattered = draw(st.booleans())
     mask_kind = draw(st.sampled_from(MASK_KINDS))
     explicit = draw(st.booleans())
@@ -132,11 +134,14 @@ def loss_batches(
     plain = draw(st.booleans())
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
 
-    positions = np.arange(width)[None, :]
     if scattered:
         valid = rng.random((rows, width)) < 0.6
     else:
-        valid = positions < np.asarray(lengths)[:, None]
+        # Response lengths with the corners over-weighted: empty rows and full rows.
+        lengths = np.where(
+            rng.random(rows) < 0.5, rng.choice([0, width], size=rows), rng.integers(0, width + 1, size=rows)
+        )
+        valid = np.arange(width)[None, :] < lengths[:, None]
     if empty is True:
         valid[:] = False
     elif empty is False and not valid.any():
@@ -181,3 +186,26 @@ def loss_batches(
         beta=beta,
         explicit=explicit,
     )
+
+
+# The inputs the built-in checks share: checks that draw from the same Inputs run together,
+# each seeing every example (grader.runner).
+SCALES = (2.0, 0.5, 10.0, -1.0, 3.0)
+SHIFTS = (1.0, -3.0, 0.5, 10.0)
+REWARDS = Inputs(
+    "rewards",
+    batch=reward_batches(),
+    c=st.sampled_from(SCALES),
+    shift=st.sampled_from(SHIFTS),
+    seed=st.integers(0, 2**16),
+    bad=st.one_of(st.integers(-3, 1), st.integers(2, 12)),
+)
+LOSS_INPUTS = Inputs(
+    "loss",
+    batch=loss_batches(),
+    garbage=st.sampled_from(GARBAGE[1:]),
+    extra=st.integers(1, 3),
+    other_lengths=st.integers(0, 2**16),
+)
+ON_POLICY = Inputs("on_policy", batch=loss_batches(on_policy=True, empty=False))
+NO_VALID_TOKENS = Inputs("no_valid_tokens", batch=loss_batches(empty=True))

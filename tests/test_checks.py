@@ -2,34 +2,39 @@
 
 from __future__ import annotations
 
+import sys
 import types
 
 import pytest
-from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.checks import Check, check, collect
+from grader.checks import Check, Inputs, check, collect
+
+NUMBERS = Inputs("numbers", x=st.integers(), y=st.integers())
 
 
-def _property():
-    @given(x=st.integers())
-    def some_property(student, x):
-        """A sentence for the student.
+def _body(student, x):
+    """A sentence for the student.
 
-        More detail."""
-
-    return some_property
+    More detail."""
 
 
 def test_a_declaration_becomes_a_frozen_check():
-    declared = check(target="drgrpo_loss", points=3)(_property())
+    declared = check(target="drgrpo_loss", points=3, inputs=NUMBERS, id="some_property")(_body)
     assert isinstance(declared, Check)
     assert declared.id == "some_property"
     assert declared.title == "A sentence for the student."
     assert declared.description == "More detail."
+    assert declared.parameters == ("x",)
     assert (declared.points, declared.visibility) == (3.0, "visible")
     with pytest.raises(AttributeError):
         declared.points = 5
+
+
+def test_a_mapping_of_strategies_gives_the_check_inputs_of_its_own():
+    declared = check(target="drgrpo_loss", points=1, inputs={"x": st.integers()}, id="own_inputs")(_body)
+    assert declared.inputs.name == "own_inputs"
+    assert list(declared.inputs.strategies) == ["x"]
 
 
 @pytest.mark.parametrize(
@@ -42,36 +47,44 @@ def test_a_declaration_becomes_a_frozen_check():
         ({"target": "drgrpo_loss", "points": 1, "timeout_s": 0}, "timeout_s=0"),
         ({"target": "drgrpo_loss", "points": 1, "max_examples": 0}, "max_examples=0"),
         ({"target": "drgrpo_loss", "points": 1, "id": "Bad Id"}, "id='Bad Id'"),
+        ({"target": "drgrpo_loss", "points": 1, "inputs": [1, 2]}, "inputs=[1, 2]"),
     ],
 )
 def test_bad_arguments_are_rejected_when_defined(arguments, named):
-    with pytest.raises(ValueError, match=named.replace("(", r"\(")):
+    arguments.setdefault("inputs", NUMBERS)
+    with pytest.raises(ValueError, match=named.replace("[", r"\[")):
         check(**arguments)
 
 
-def test_check_needs_a_hypothesis_test_with_a_docstring():
-    def plain_function(student):
-        """Not a Hypothesis test."""
+def test_inputs_are_validated():
+    with pytest.raises(ValueError, match="x=3 is invalid; expected a Hypothesis strategy"):
+        Inputs("bad_inputs", x=3)
+    with pytest.raises(ValueError, match="Inputs name='No'"):
+        Inputs("No", x=st.integers())
 
-    with pytest.raises(TypeError, match="above @given"):
-        check(target="drgrpo_loss", points=1)(plain_function)
 
-    @given(x=st.integers())
+def test_a_check_must_name_drawn_values_and_have_a_docstring():
+    def wants_z(student, z):
+        """Uses an undrawn value."""
+
+    with pytest.raises(ValueError, match=r"\['z'\] are not among the inputs"):
+        check(target="drgrpo_loss", points=1, inputs=NUMBERS)(wants_z)
+
     def undocumented(student, x):
         pass
 
     with pytest.raises(ValueError, match="docstring"):
-        check(target="drgrpo_loss", points=1)(undocumented)
+        check(target="drgrpo_loss", points=1, inputs=NUMBERS)(undocumented)
 
 
 def test_duplicate_ids_are_an_error(monkeypatch):
     first = types.ModuleType("first_checks")
     second = types.ModuleType("second_checks")
-    first.a = check(target="drgrpo_loss", points=1)(_property())
-    second.b = check(target="drgrpo_loss", points=1)(_property())
-    monkeypatch.setitem(__import__("sys").modules, "first_checks", first)
-    monkeypatch.setitem(__import__("sys").modules, "second_checks", second)
-    with pytest.raises(ValueError, match="duplicate check id 'some_property'"):
+    first.a = check(target="drgrpo_loss", points=1, inputs=NUMBERS, id="same_id")(_body)
+    second.b = check(target="drgrpo_loss", points=1, inputs=NUMBERS, id="same_id")(_body)
+    monkeypatch.setitem(sys.modules, "first_checks", first)
+    monkeypatch.setitem(sys.modules, "second_checks", second)
+    with pytest.raises(ValueError, match="duplicate check id 'same_id'"):
         collect(["first_checks", "second_checks"])
 
 

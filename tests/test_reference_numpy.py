@@ -110,12 +110,17 @@ def check_stats(stats, expected) -> None:
 
 def check_loss(batch, mask_kind="bool", max_len=None, **kwargs) -> np.ndarray:
     """Dr. GRPO's loss for ``max_len``, GRPO's baseline when it is None; returns the gradient."""
-    logp, *rest = batch.tensors(mask_kind)
+    logp, old, ref, mask, adv = batch.tensors(mask_kind)
+    frozen = [t.requires_grad_(True) for t in (old, ref, adv)]
     if max_len is None:
-        loss, stats = provided.grpo_reference_loss(logp, *rest, **kwargs)
+        loss, stats = provided.grpo_reference_loss(logp, old, ref, mask, adv, **kwargs)
     else:
-        loss, stats = solution.drgrpo_loss(logp, *rest, max_len, **kwargs)
+        loss, stats = solution.drgrpo_loss(logp, old, ref, mask, adv, max_len, **kwargs)
     loss.backward()
+    assert all(t.grad is None for t in frozen)
+    arrays = (batch.logp, batch.old, batch.ref, batch.adv)
+    for tensor, array in zip((logp, old, ref, adv), arrays, strict=True):
+        np.testing.assert_array_equal(tensor.detach().numpy(), array)
     expected_loss, expected_grad, expected_stats = np_loss(
         batch, kwargs.get("clip_eps", 0.2), kwargs.get("beta", 0.04), max_len
     )
@@ -228,10 +233,11 @@ def test_drgrpo_loss_clip_regions():
     np.testing.assert_allclose(grad, expected, rtol=RTOL, atol=ATOL)
 
 
+@pytest.mark.parametrize("hyper", [{}, {"clip_eps": 0.15, "beta": 0.2}], ids=["defaults", "given"])
 @pytest.mark.parametrize("mask_kind", ["bool", "float", "int"])
 @pytest.mark.parametrize("garbage", GARBAGE)
-def test_drgrpo_loss_random(mask_kind, garbage):
-    check_loss(random_batch(3, garbage=garbage), mask_kind, max_len=9, clip_eps=0.15, beta=0.2)
+def test_drgrpo_loss_random(mask_kind, garbage, hyper):
+    check_loss(random_batch(3, garbage=garbage), mask_kind, max_len=9, **hyper)
 
 
 def test_drgrpo_loss_without_tokens():

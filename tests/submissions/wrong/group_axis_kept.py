@@ -2,7 +2,7 @@
 flattening them back to [B * G]."""
 
 # mistake-in: drgrpo_advantages
-# expect-fail: advantages_shape_dtype_device, advantages_match_reference
+# expect-fail: advantages_shape_dtype_device
 
 import torch
 
