@@ -27,7 +27,7 @@ def number(x: Any) -> Any:
         return "nan"
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
-    return x
+    return x + 0.0  # -0.0 reads as 0.0
 
 
 def array(data: np.ndarray) -> Any:

@@ -7,6 +7,7 @@ the worker runs student code, so whatever it sends is untrusted and must only ev
 from __future__ import annotations
 
 import json
+import math
 import struct
 from typing import Any
 
@@ -64,6 +65,8 @@ def unpack(data: bytes) -> Any:
     if offsets[-1] != len(data) or any(size < 0 for size in sizes):
         raise WireError("message length does not match its header")
 
+    view = memoryview(data)
+
     def decode(value: Any) -> Any:
         if isinstance(value, dict):
             if _ARRAY in value:
@@ -82,9 +85,9 @@ def unpack(data: bytes) -> Any:
             raise WireError(f"malformed array: {error}") from None
         if dtype not in ALLOWED_DTYPES or not 0 <= index < len(sizes):
             raise WireError(f"refused array dtype {dtype!r} or index {index}")
-        if any(n < 0 for n in shape) or int(np.prod(shape)) * np.dtype(dtype).itemsize != sizes[index]:
+        if any(n < 0 for n in shape) or math.prod(shape) * np.dtype(dtype).itemsize != sizes[index]:
             raise WireError("array size does not match its shape")
-        raw = data[offsets[index] : offsets[index + 1]]
-        return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+        # A read-only view of the message: nothing downstream writes to received arrays.
+        return np.frombuffer(view, dtype=dtype, count=math.prod(shape), offset=offsets[index]).reshape(shape)
 
     return decode(body)
