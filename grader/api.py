@@ -18,7 +18,7 @@ from grader import parallel
 from grader.checks import Check, collect
 from grader.report import Report
 from grader.runner import grading_settings, run_checks
-from grader.sandbox import Limits, Zygote, ZygoteLink
+from grader.sandbox import Limits, Zygote, ZygoteLink, cut_output, protections
 from grader.student import Student
 from properties import MODULES
 
@@ -70,9 +70,15 @@ def grade(
     try:
         zygote = zygote or Zygote()
         run = functools.partial(
-            _run_shard, path=str(path.resolve()), limits=limits, seed=seed, max_examples=max_examples
+            _run_shard,
+            path=str(path.resolve()),
+            limits=limits,
+            seed=seed,
+            max_examples=max_examples,
+            deadline=started + limits.total_timeout_s,
         )
         results, output, load_error = parallel.run_sharded(checks, run, zygote, jobs)
+        output = cut_output(output, limits.output_bytes)  # the shards' outputs together
         meta["total_time_s"] = round(time.monotonic() - started, 3)
         return Report(str(submission), results, meta, output, load_error)
     except Exception as error:
@@ -99,11 +105,12 @@ def _run_shard(
     limits: Limits,
     seed: int,
     max_examples: int,
+    deadline: float,
 ) -> parallel.ShardResult:
     """Run some checks against one worker of the submission."""
     student = Student(link, path, limits)
     try:
-        results = run_checks(checks, student, seed=seed, max_examples=max_examples)
+        results = run_checks(checks, student, seed=seed, max_examples=max_examples, deadline=deadline)
     finally:
         output = student.close()
     return parallel.ShardResult(results, output, None if student.loaded.ok else student.loaded.error)
@@ -123,7 +130,7 @@ def _metadata(seed: int, max_examples: int, limits: Limits) -> dict[str, Any]:
             "deadline": None,
             "phases": [phase.name for phase in profile.phases],
         },
-        "limits": {"call_timeout_s": limits.call_timeout_s, "output_bytes": limits.output_bytes},
+        "sandbox": protections(limits),
         "python": platform.python_version(),
         "torch": torch.__version__,
     }

@@ -19,6 +19,10 @@ from grader.errors import CheckFailed, SubmissionBroken, SubmissionRaised, Submi
 from grader.report import CheckResult
 from grader.student import Student
 
+SKIPPED = {
+    "status": "skipped",
+    "message": "not run: the time budget of the whole grade was used up by earlier checks",
+}
 STATELESS = "make the functions pure: the same inputs must always give the same outputs"
 
 
@@ -61,7 +65,12 @@ def _hypothesis_test(
 
 
 def run_checks(
-    checks: Sequence[Check], student: Student, *, seed: int, max_examples: int
+    checks: Sequence[Check],
+    student: Student,
+    *,
+    seed: int,
+    max_examples: int,
+    deadline: float | None = None,
 ) -> list[CheckResult]:
     """Run the checks, those that draw from the same ``Inputs`` in one shared run.
 
@@ -69,12 +78,19 @@ def run_checks(
     and the student's identical calls made, once per example instead of once per check. A check
     that fails, or raises anything, in the shared run is run again on its own with the same
     seed, which finds the same failing example and shrinks it.
+
+    ``deadline`` (monotonic) bounds the whole run: checks not started by then are skipped.
     """
     groups: dict[int, list[Check]] = {}
     for c in checks:
         groups.setdefault(id(c.inputs), []).append(c)
     results: dict[str, CheckResult] = {}
+    student.total_deadline = deadline
     for members in groups.values():
+        if deadline is not None and time.monotonic() >= deadline:
+            for c in members:
+                results[c.id] = _result(c, SKIPPED, 0, 0.0)
+            continue
         if len(members) == 1:
             results[members[0].id] = run_check(members[0], student, seed=seed, max_examples=max_examples)
             continue

@@ -10,13 +10,18 @@ no thread pools to poison the forks.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
+import pwd
+import resource
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from dataclasses import dataclass
@@ -37,10 +42,88 @@ _ZYGOTE = (
 
 @dataclass(frozen=True)
 class Limits:
-    """Bounds on what one worker may do."""
+    """Bounds on what student code may do. Per check, ``Check.timeout_s`` applies too."""
 
-    call_timeout_s: float = 10.0
-    output_bytes: int = 64 * 1024
+    call_timeout_s: float = 10.0  # one call into the submission
+    total_timeout_s: float = 600.0  # the whole grade: later checks are skipped
+    memory_bytes: int = 3 * 1024**3  # the worker's address space (torch itself takes ~0.7 GB)
+    output_bytes: int = 64 * 1024  # what the report keeps of the submission's output
+    file_bytes: int = 16 * 1024**2  # the largest file the worker may write (its output too)
+    processes: int = 64  # processes the worker's user may run (when privileges are dropped)
+    drop_privileges: bool = True  # as root: run student code as an unprivileged user
+
+
+UNPRIVILEGED_USER = "nobody"
+
+
+def _others_can_read(path: str) -> bool:
+    """Whether a user with no special rights can read ``path`` (every folder above included)."""
+    target = Path(path).resolve()
+    try:
+        for folder in target.parents:
+            if not folder.stat().st_mode & stat.S_IXOTH:
+                return False
+        mode = target.stat().st_mode
+    except OSError:
+        return False
+    wanted = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
+    return mode & wanted == wanted
+
+
+def _code_paths() -> list[str]:
+    """What a worker must still read after dropping privileges: Python, torch, the grader."""
+    import torch
+
+    return [sysconfig.get_paths()["stdlib"], str(Path(torch.__file__).parent.parent), _ROOT]
+
+
+def unprivileged_ids() -> tuple[int, int] | None:
+    """The uid and gid student code runs as, or None when the grader cannot switch users:
+    not root, no such user, or Python or the grader installed where that user cannot read."""
+    if os.geteuid() != 0 or not all(_others_can_read(p) for p in _code_paths()):
+        return None
+    try:
+        entry = pwd.getpwnam(UNPRIVILEGED_USER)
+    except KeyError:
+        return None
+    return entry.pw_uid, entry.pw_gid
+
+
+def protections(limits: Limits) -> dict[str, Any]:
+    """What keeps student code in its place on this machine, for the report."""
+    ids = unprivileged_ids() if limits.drop_privileges else None
+    if ids:
+        missing = []
+    else:
+        why = (
+            "the grader is not root"
+            if os.geteuid() != 0
+            else f"Python or the grader is installed where {UNPRIVILEGED_USER} cannot read it"
+        )
+        missing = [
+            f"student code runs as the grader's own user ({why})",
+            "the reference solution's source is readable by that user",
+            "the grader's files are writable if that user can write them",
+            "the process limit is not enforced",
+        ]
+    return {
+        "separate_process": True,
+        "unprivileged_user": UNPRIVILEGED_USER if ids else None,
+        "solution_unreadable": bool(ids),
+        "limits": dataclasses.asdict(limits),
+        "not_available": missing,
+    }
+
+
+def hide_solution() -> None:
+    """When workers run unprivileged, make the reference solution's source and bytecode
+    readable by root only."""
+    if unprivileged_ids() is None:
+        return
+    package = Path(_ROOT) / "reference"
+    for path in [package / "solution.py", *package.glob("__pycache__/solution.*")]:
+        with contextlib.suppress(OSError):
+            os.chmod(path, 0o600)
 
 
 class ZygoteLink:
@@ -61,7 +144,20 @@ class ZygoteLink:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         output = tempfile.TemporaryFile(prefix="drgrpo-output-")  # noqa: SIM115 - kept by the handle
         workdir = tempfile.mkdtemp(prefix="drgrpo-worker-")
-        command = {"op": "spawn", "path": os.path.abspath(submission), "workdir": workdir}
+        # The worker reads its own copy, in a directory only it (and the grader) can use.
+        path = os.path.join(workdir, os.path.basename(submission))
+        shutil.copyfile(submission, path)
+        ids = unprivileged_ids() if limits.drop_privileges else None
+        if ids is not None:
+            for item in (workdir, path):
+                os.chown(item, *ids)
+        command = {
+            "op": "spawn",
+            "path": path,
+            "workdir": workdir,
+            "limits": dataclasses.asdict(limits),
+            "ids": ids,
+        }
         try:
             pid = self._ask(command, [theirs.fileno(), output.fileno()])["pid"]
         finally:
@@ -89,6 +185,7 @@ class Zygote(ZygoteLink):
     """A clean, single-purpose parent for workers; it exits when every link is closed."""
 
     def __init__(self) -> None:
+        hide_solution()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -181,10 +278,14 @@ class WorkerProcess:
         """What the submission printed, cut to the configured size."""
         self.output.seek(0)
         data = self.output.read(self.limits.output_bytes + 1)
-        text = data[: self.limits.output_bytes].decode("utf-8", errors="replace")
-        if len(data) > self.limits.output_bytes:
-            text += f"\n[output cut at {self.limits.output_bytes} bytes]"
+        return cut_output(data.decode("utf-8", errors="replace"), self.limits.output_bytes)
+
+
+def cut_output(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, saying so where it was cut."""
+    if len(text) <= limit:
         return text
+    return text[:limit] + f"\n[output cut at {limit} characters]"
 
 
 def describe_status(status: int) -> str:
@@ -259,6 +360,22 @@ def _reap(pid: int, wait_s: float) -> int | None:
         time.sleep(0.005)
 
 
+def _confine(limits: dict[str, Any], ids: list[int] | None, workdir: str) -> None:  # pragma: no cover
+    """Kernel-enforced limits, then (as root) become the unprivileged user for good."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_bytes"], limits["file_bytes"]))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails, it does not kill
+    os.environ.clear()
+    os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    if ids is not None:
+        uid, gid = ids
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"], limits["processes"]))
+
+
 def _worker_main(fds: list[int], command: dict[str, Any]) -> None:  # pragma: no cover - child
     """Become the worker: own session, captured output, nothing inherited, then serve."""
     code = 70
@@ -275,6 +392,7 @@ def _worker_main(fds: list[int], command: dict[str, Any]) -> None:  # pragma: no
         sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
         sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
         os.chdir(command["workdir"])
+        _confine(command["limits"], command["ids"], command["workdir"])
         from grader import worker
 
         worker.serve(channel.Channel(socket.socket(fileno=3)), command["path"])

@@ -75,7 +75,10 @@ class Student:
         self.loaded = self._start()
         self.examples = 0
         self.deadline: float | None = None  # the running check's time budget (monotonic)
+        self.total_deadline: float | None = None  # the whole grade's
         self._replies: dict[bytes, dict[str, Any]] = {}  # this example's calls
+        # A function that hung once is not called again: every later check would wait as long.
+        self._hung: dict[str, str] = {}
 
     def begin_example(self) -> None:
         """A new Hypothesis example: count it, and forget the previous example's calls."""
@@ -97,7 +100,10 @@ class Student:
             self._retire()
             loaded = self._start()
             if not loaded.ok:
-                raise SubmissionBroken("your file could not be loaded again after a crash")
+                reason = (loaded.error or {}).get("message")
+                raise SubmissionBroken(
+                    f"your file could not be loaded again after its process ended ({reason})"
+                )
         assert self._worker is not None
         return self._worker
 
@@ -108,6 +114,10 @@ class Student:
             raise SubmissionBroken(
                 f"your file could not be loaded: {error.get('type')}: {error.get('message')}",
                 traceback=error.get("traceback"),
+            )
+        if function in self._hung:
+            raise SubmissionTimedOut(
+                f"not run: {function} already hung on an earlier input ({self._hung[function]})"
             )
         entry = self.loaded.functions.get(function, {})
         if not entry.get("present"):
@@ -143,7 +153,13 @@ class Student:
         data = wire.pack(request)
         reply = self._replies.get(data)
         if reply is None:
-            reply = self._live_worker().request(data, timeout_s=self._call_timeout())
+            timeout_s = self._call_timeout()
+            try:
+                reply = self._live_worker().request(data, timeout_s=timeout_s)
+            except SubmissionTimedOut as hang:
+                if timeout_s >= self.limits.call_timeout_s:  # the call's own limit, not a budget's
+                    self._hung[function] = hang.message
+                raise
             self._replies[data] = reply
         if not reply.get("ok"):
             error = dict(reply.get("error") or {})
@@ -162,9 +178,11 @@ class Student:
             raise SubmissionBroken(message) from None
 
     def _call_timeout(self) -> float:
-        if self.deadline is None:
+        """The time one call may take: the call limit, within the check's and the grade's."""
+        deadlines = [d for d in (self.deadline, self.total_deadline) if d is not None]
+        if not deadlines:
             return self.limits.call_timeout_s
-        remaining = self.deadline - time.monotonic()
+        remaining = min(deadlines) - time.monotonic()
         if remaining <= 0:
             raise SubmissionTimedOut("the check ran out of its time budget: your code is too slow")
         return min(self.limits.call_timeout_s, remaining)

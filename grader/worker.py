@@ -97,10 +97,11 @@ def _error(exc: BaseException, submission: str) -> dict[str, Any]:
     frames = traceback.extract_tb(exc.__traceback__)
     own = [frame for frame in frames if os.path.abspath(frame.filename) == submission]
     lines = traceback.format_list(own) + traceback.format_exception_only(type(exc), exc)
+    text = "".join(lines).replace(submission, os.path.basename(submission))
     return {
         "type": _type_name(exc),
         "message": str(exc)[:2000],
-        "traceback": "".join(lines)[-4000:],
+        "traceback": text[-4000:],
         "is_value_error": isinstance(exc, ValueError),
         "not_implemented": isinstance(exc, NotImplementedError),
     }

@@ -1,0 +1,124 @@
+"""Submissions written to beat the grader: each gets a valid report with points off, in bounded
+time, without touching the grader's files or reaching the reference solution."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SUBMISSIONS
+from test_report import validate
+
+from grader.render import render_json
+from grader.sandbox import unprivileged_ids
+
+HOSTILE = SUBMISSIONS / "hostile"
+# Unless student code runs as an unprivileged user (the grader is root, and Python and the
+# grader are installed where that user can read them), nothing stops these from reaching the
+# grader's files or processes.
+NEEDS_ROOT = {"fork_storm", "kill_parents", "read_solution_file", "write_grader_package"}
+IS_ROOT = unprivileged_ids() is not None
+WHY = "needs root, and Python and the grader readable by 'nobody', to drop privileges"
+
+
+def snapshot() -> dict[str, str]:
+    """Every file of the grader's packages, with its content hash."""
+    found = {}
+    for package in ("grader", "reference", "properties"):
+        for path in sorted((ROOT / package).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def by_target(report, target):
+    return [c for c in report.checks if c.target == target]
+
+
+def loss_checks(report):
+    return by_target(report, "drgrpo_loss")
+
+
+EXPECTATIONS = {
+    "forge_report_and_exit": lambda r: (
+        r.load_error["type"] == "SystemExit" and all(c.status == "error" for c in r.checks)
+    ),
+    "os_exit_in_loss": lambda r: (
+        all(c.status == "error" for c in loss_checks(r)) and "exited with code 3" in loss_checks(r)[0].message
+    ),
+    "infinite_loop": lambda r: (
+        all(c.status == "timeout" for c in loss_checks(r))
+        and all(c.status == "passed" for c in by_target(r, "drgrpo_advantages"))
+    ),
+    "memory_hog": lambda r: all(c.status == "error" for c in loss_checks(r)),
+    "segfault": lambda r: "SIGSEGV" in loss_checks(r)[0].message,
+    "fork_storm": lambda r: all(c.score == 0 for c in by_target(r, "drgrpo_advantages")),
+    "output_flood": lambda r: "[output cut at" in r.submission_output and len(r.submission_output) < 70_000,
+    "monkeypatch_comparisons": lambda r: (
+        {"advantages_match_reference", "loss_matches_reference"}
+        <= {c.id for c in r.checks if c.status == "failed"}
+    ),
+    "lying_tensor": lambda r: (
+        {"advantages_match_reference", "loss_return_structure"}
+        <= {c.id for c in r.checks if c.status == "failed"}
+    ),
+    "import_solution": lambda r: all("could not be imported" in c.message for c in loss_checks(r)),
+    "read_solution_file": lambda r: (
+        r.score == 0 and all("could not be read" in c.message for c in loss_checks(r))
+    ),
+    "write_grader_package": lambda r: r.score < r.max_score,
+    "close_channels": lambda r: all(c.status == "error" for c in loss_checks(r)),
+    "keyboard_interrupt": lambda r: (
+        "KeyboardInterrupt" in by_target(r, "drgrpo_advantages")[0].message
+        and "SystemExit" in loss_checks(r)[0].message
+    ),
+    # As nobody it can only kill its own kind: the other shard's worker, which is replaced.
+    "kill_parents": lambda r: {c.id: c.status for c in loss_checks(r)}["loss_matches_reference"] != "passed",
+    # Its edits land on the worker's copies of earlier inputs: nothing the grader holds changes.
+    "keeps_references": lambda r: (
+        all(c.status == "passed" for c in by_target(r, "drgrpo_advantages"))
+        and {c.id: c.status for c in loss_checks(r)}["loss_matches_reference"] == "failed"
+        and {c.id: c.status for c in loss_checks(r)}["loss_inputs_untouched"] == "passed"
+    ),
+}
+NAMES = sorted(p.stem for p in HOSTILE.glob("*.py"))
+
+
+def test_every_hostile_fixture_has_an_expectation():
+    assert sorted(EXPECTATIONS) == NAMES
+    assert len(NAMES) >= 15
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_hostile_submission_gets_a_valid_report_with_points_off(graded, name):
+    if name in NEEDS_ROOT and not IS_ROOT:
+        pytest.skip(WHY)
+    before = snapshot()
+    started = time.monotonic()
+    report = graded(HOSTILE / f"{name}.py")
+    assert time.monotonic() - started < 60
+    validate(json.loads(render_json(report)))
+    assert report.internal_error is None
+    assert [c.id for c in report.checks if c.error_source == "grader"] == []
+    assert len(report.checks) == 20
+    assert report.score < report.max_score
+    assert EXPECTATIONS[name](report), [(c.id, c.status, c.message) for c in report.checks]
+    assert snapshot() == before, "the submission changed the grader's files"
+
+
+@pytest.mark.skipif(not IS_ROOT, reason=WHY)
+def test_the_solution_is_hidden_from_the_unprivileged_user(graded):
+    graded(HOSTILE / "read_solution_file.py")
+    mode = (ROOT / "reference" / "solution.py").stat().st_mode
+    assert mode & 0o077 == 0
+    sandbox = graded(HOSTILE / "read_solution_file.py").grader["sandbox"]
+    assert sandbox["unprivileged_user"] == "nobody" and sandbox["not_available"] == []
+
+
+def test_workers_leave_no_directories_behind(graded, tmp_path):
+    leftovers = set(Path("/tmp").glob("drgrpo-worker-*"))
+    graded(HOSTILE / "keeps_references.py")
+    assert set(Path("/tmp").glob("drgrpo-worker-*")) <= leftovers
