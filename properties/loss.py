@@ -65,7 +65,7 @@ def loss_equal_token_weights(student, batch: LossBatch) -> None:
 
 
 def _widen(batch: LossBatch, extra: int) -> LossBatch:
-    """``extra`` more padded columns (max_len grows with them if it must)."""
+    """``extra`` more padded columns, within max_len."""
     pad = lambda t, v: torch.cat([t, torch.full((t.shape[0], extra), v, dtype=t.dtype)], dim=1)  # noqa: E731
     return replace(
         batch,
@@ -73,7 +73,6 @@ def _widen(batch: LossBatch, extra: int) -> LossBatch:
         old_logp=pad(batch.old_logp, -1.0),
         ref_logp=pad(batch.ref_logp, -1.0),
         mask=pad(batch.mask, 0),
-        max_len=max(batch.max_len, batch.logp.shape[1] + extra),
     )
 
 
@@ -81,8 +80,14 @@ def _widen(batch: LossBatch, extra: int) -> LossBatch:
 def loss_fixed_denominator(student, batch: LossBatch, extra: int, other_lengths: int) -> None:
     """The denominator is the fixed N * max_len: more padding, or other responses being longer or
     shorter, leaves a response's per-token gradient unchanged."""
-    # Clean padding (isolation is another check's business), and room to pad within max_len.
-    batch = replace(batch.with_padding("zero"), max_len=batch.max_len + extra)
+    # Clean padding (isolation is another check's business), and room to pad within max_len:
+    # where max_len leaves room, this is loss_padding_isolated's clean call, made once.
+    batch = batch.with_padding("zero")
+    room = batch.max_len - batch.logp.shape[1]
+    if room:
+        extra = min(extra, room)
+    else:
+        batch = replace(batch, max_len=batch.max_len + extra)
     first = logp_grad(unpack_loss(call_loss(student, batch)), batch.logp)
     dtype = dtype_name(batch.logp)
 
