@@ -64,13 +64,7 @@ def close(
     """
     actual = np.asarray(actual, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
-    if actual.shape != expected.shape:
-        raise CheckFailed(
-            f"{what} has shape {actual.shape}, expected {expected.shape}",
-            expected=display.array(expected),
-            actual=display.array(actual),
-            hint=hint,
-        )
+    _same_shape(actual, expected, what, hint)
     if scale is None:
         scale = float(np.max(np.abs(expected), initial=0.0))
     rtol = rtol_for(dtype)
@@ -88,13 +82,7 @@ def exact(actual: np.ndarray, expected: np.ndarray, *, what: str, hint: str | No
     rounding: untouched inputs, gradients that must be exactly 0."""
     actual = np.asarray(actual)
     expected = np.asarray(expected)
-    if actual.shape != expected.shape:
-        raise CheckFailed(
-            f"{what} has shape {actual.shape}, expected {expected.shape}",
-            expected=display.array(expected),
-            actual=display.array(actual),
-            hint=hint,
-        )
+    _same_shape(actual, expected, what, hint)
     same = actual == expected
     if actual.dtype.kind == "f" and expected.dtype.kind == "f":
         same |= np.isnan(actual) & np.isnan(expected)
@@ -104,6 +92,16 @@ def exact(actual: np.ndarray, expected: np.ndarray, *, what: str, hint: str | No
     with np.errstate(invalid="ignore"):
         error = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
     raise _mismatch(what, actual, expected, bad, error, "exact", hint)
+
+
+def _same_shape(actual: np.ndarray, expected: np.ndarray, what: str, hint: str | None) -> None:
+    if actual.shape != expected.shape:
+        raise CheckFailed(
+            f"{what} has shape {actual.shape}, expected {expected.shape}",
+            expected=display.array(expected),
+            actual=display.array(actual),
+            hint=hint,
+        )
 
 
 def _mismatch(
