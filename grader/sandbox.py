@@ -14,8 +14,8 @@ import dataclasses
 import importlib.util
 import json
 import os
-import pwd
 import resource
+import secrets
 import shutil
 import signal
 import socket
@@ -54,7 +54,10 @@ class Limits:
     drop_privileges: bool = True  # as root: run student code as an unprivileged user
 
 
-UNPRIVILEGED_USER = "nobody"
+# Student code runs as a uid of its own per worker, with no login and no files but its work
+# directory: workers cannot signal each other, and the process limit counts one worker alone.
+UID_BASE = 1_900_000_000
+UID_RANGE = 100_000_000
 
 
 def _others_can_read(path: str) -> bool:
@@ -78,28 +81,22 @@ def _code_paths() -> list[str]:
     return [sysconfig.get_paths()["stdlib"], str(Path(torch.origin).parent.parent), _ROOT]
 
 
-def unprivileged_ids() -> tuple[int, int] | None:
-    """The uid and gid student code runs as, or None when the grader cannot switch users:
-    not root, no such user, or Python or the grader installed where that user cannot read."""
-    if os.geteuid() != 0 or not all(_others_can_read(p) for p in _code_paths()):
-        return None
-    try:
-        entry = pwd.getpwnam(UNPRIVILEGED_USER)
-    except KeyError:
-        return None
-    return entry.pw_uid, entry.pw_gid
+def can_drop_privileges() -> bool:
+    """Whether workers can run unprivileged: the grader is root, and Python, torch and the
+    grader are installed where any user can read them."""
+    return os.geteuid() == 0 and all(_others_can_read(p) for p in _code_paths())
 
 
 def protections(limits: Limits) -> dict[str, Any]:
     """What keeps student code in its place on this machine, for the report."""
-    ids = unprivileged_ids() if limits.drop_privileges else None
-    if ids:
+    dropped = limits.drop_privileges and can_drop_privileges()
+    if dropped:
         missing = []
     else:
         why = (
             "the grader is not root"
             if os.geteuid() != 0
-            else f"Python or the grader is installed where {UNPRIVILEGED_USER} cannot read it"
+            else "Python or the grader is installed where other users cannot read it"
         )
         missing = [
             f"student code runs as the grader's own user ({why})",
@@ -109,8 +106,8 @@ def protections(limits: Limits) -> dict[str, Any]:
         ]
     return {
         "separate_process": True,
-        "unprivileged_user": UNPRIVILEGED_USER if ids else None,
-        "solution_unreadable": bool(ids),
+        "unprivileged_user": "a uid of its own per worker" if dropped else None,
+        "solution_unreadable": dropped,
         "limits": dataclasses.asdict(limits),
         "not_available": missing,
     }
@@ -119,7 +116,7 @@ def protections(limits: Limits) -> dict[str, Any]:
 def hide_solution() -> None:
     """When workers run unprivileged, make the reference solution's source and bytecode
     readable by root only."""
-    if unprivileged_ids() is None:
+    if not can_drop_privileges():
         return
     package = Path(_ROOT) / "reference"
     for path in [package / "solution.py", *package.glob("__pycache__/solution.*")]:
@@ -148,26 +145,32 @@ class ZygoteLink:
         # The worker reads its own copy, in a directory only it (and the grader) can use.
         path = os.path.join(workdir, os.path.basename(submission))
         shutil.copyfile(submission, path)
-        ids = unprivileged_ids() if limits.drop_privileges else None
-        if ids is not None:
+        uid = None
+        if limits.drop_privileges and can_drop_privileges():
+            uid = UID_BASE + secrets.randbelow(UID_RANGE)
             for item in (workdir, path):
-                os.chown(item, *ids)
+                os.chown(item, uid, uid)
         command = {
             "op": "spawn",
             "path": path,
             "workdir": workdir,
             "limits": dataclasses.asdict(limits),
-            "ids": ids,
+            "uid": uid,
         }
         try:
             pid = self._ask(command, [theirs.fileno(), output.fileno()])["pid"]
         finally:
             theirs.close()
-        return WorkerProcess(self, pid, channel.Channel(ours), output, workdir, limits)
+        return WorkerProcess(self, pid, channel.Channel(ours), output, workdir, limits, uid)
 
     def reap(self, pid: int, wait_s: float) -> int | None:
         """The wait status of a worker that has ended, or None if it is still running."""
         return self._ask({"op": "reap", "pid": pid, "wait_s": wait_s})["status"]
+
+    def sweep(self, uid: int) -> None:
+        """Kill every process running as ``uid``: what a worker left behind, even in a session
+        of its own."""
+        self._ask({"op": "sweep", "uid": uid})
 
     def connect(self) -> ZygoteLink:
         """A new, independent link, for a process about to be forked from this one."""
@@ -229,6 +232,7 @@ class WorkerProcess:
         output: Any,
         workdir: str,
         limits: Limits,
+        uid: int | None,
     ) -> None:
         self.zygote = zygote
         self.pid = pid
@@ -236,6 +240,7 @@ class WorkerProcess:
         self.output = output
         self.workdir = workdir
         self.limits = limits
+        self.uid = uid
         self.alive = True
 
     def request(self, message: dict[str, Any] | bytes, timeout_s: float | None = None) -> dict[str, Any]:
@@ -272,6 +277,9 @@ class WorkerProcess:
                     kill(self.pid, signal.SIGKILL)
             self.zygote.reap(self.pid, wait_s=5.0)
             self.alive = False
+        if self.uid is not None:
+            self.zygote.sweep(self.uid)
+            self.uid = None
         self.channel.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -336,6 +344,8 @@ def zygote_main(fd: int) -> None:  # pragma: no cover - runs in the zygote
                 reply: dict[str, Any] = {"pid": pid}
             elif command["op"] == "reap":
                 reply = {"status": _reap(command["pid"], command["wait_s"])}
+            elif command["op"] == "sweep":
+                reply = {"ok": _sweep(command["uid"])}
             elif command["op"] == "connect":
                 links.append(socket.socket(fileno=fds.pop()))
                 reply = {"ok": True}
@@ -345,6 +355,21 @@ def zygote_main(fd: int) -> None:  # pragma: no cover - runs in the zygote
                 os.close(extra)
             sock.send(json.dumps(reply).encode())
     os._exit(0)
+
+
+def _sweep(uid: int) -> bool:  # pragma: no cover - runs in the zygote
+    """Kill every process of ``uid``, from a child that becomes ``uid`` (kill(-1) then reaches
+    exactly that user's processes)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgid(uid)
+            os.setuid(uid)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    return True
 
 
 def _warm_up() -> None:  # pragma: no cover - runs in the zygote
@@ -377,7 +402,7 @@ def _reap(pid: int, wait_s: float) -> int | None:
         time.sleep(0.005)
 
 
-def _confine(limits: dict[str, Any], ids: list[int] | None, workdir: str) -> None:  # pragma: no cover
+def _confine(limits: dict[str, Any], uid: int | None, workdir: str) -> None:  # pragma: no cover
     """Kernel-enforced limits, then (as root) become the unprivileged user for good."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
@@ -385,10 +410,9 @@ def _confine(limits: dict[str, Any], ids: list[int] | None, workdir: str) -> Non
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails, it does not kill
     os.environ.clear()
     os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
-    if ids is not None:
-        uid, gid = ids
+    if uid is not None:
         os.setgroups([])
-        os.setgid(gid)
+        os.setgid(uid)
         os.setuid(uid)
         resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"], limits["processes"]))
 
@@ -409,7 +433,7 @@ def _worker_main(fds: list[int], command: dict[str, Any]) -> None:  # pragma: no
         sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
         sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
         os.chdir(command["workdir"])
-        _confine(command["limits"], command["ids"], command["workdir"])
+        _confine(command["limits"], command["uid"], command["workdir"])
         from grader import worker
 
         worker.serve(channel.Channel(socket.socket(fileno=3)), command["path"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -14,10 +15,17 @@ WRONG = SUBMISSIONS / "wrong" / "per_response_mean.py"
 FAST = ["--max-examples", "10"]
 
 
-def run(*args: object, cwd=ROOT) -> subprocess.CompletedProcess:
+def run(*args: object, cwd=ROOT, ci: bool | None = None) -> subprocess.CompletedProcess:
+    """``python -m grader ARGS``; ``ci`` sets or removes the CI variable (None: as it is)."""
+    env = dict(os.environ)
+    if ci is not None:
+        env.pop("CI", None)
+        if ci:
+            env["CI"] = "true"
     return subprocess.run(
         [sys.executable, "-m", "grader", *map(str, args)],
         cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=300,
@@ -49,8 +57,9 @@ def test_correct_submission_exits_0_with_one_json_report():
 
 def test_wrong_submission_exits_1_and_the_same_seed_gives_the_same_report(tmp_path):
     only = "--only", "loss_matches_reference,loss_equal_token_weights,advantages_match_reference"
-    first = run(WRONG, *only, "--seed", 3)
-    second = run(WRONG, *only, "--seed", 3, cwd=tmp_path)  # nor does the directory matter
+    first = run(WRONG, *only, "--seed", 3, ci=False)
+    # Neither the directory nor CI variables (Hypothesis has a profile for CI) matter.
+    second = run(WRONG, *only, "--seed", 3, cwd=tmp_path, ci=True)
     assert first.returncode == second.returncode == 1
     a, b = json.loads(first.stdout), json.loads(second.stdout)
     assert sorted(c["id"] for c in a["checks"]) == sorted(only[1].split(","))

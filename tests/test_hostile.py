@@ -12,16 +12,23 @@ import pytest
 from conftest import ROOT, SUBMISSIONS
 from test_report import validate
 
+from grader.api import grade
 from grader.render import render_json
-from grader.sandbox import unprivileged_ids
+from grader.sandbox import can_drop_privileges
 
 HOSTILE = SUBMISSIONS / "hostile"
 # Unless student code runs as an unprivileged user (the grader is root, and Python and the
 # grader are installed where that user can read them), nothing stops these from reaching the
 # grader's files or processes.
-NEEDS_ROOT = {"fork_storm", "kill_parents", "read_solution_file", "write_grader_package"}
-IS_ROOT = unprivileged_ids() is not None
-WHY = "needs root, and Python and the grader readable by 'nobody', to drop privileges"
+NEEDS_ROOT = {
+    "escapes_session",
+    "fork_storm",
+    "kill_parents",
+    "read_solution_file",
+    "write_grader_package",
+}
+IS_ROOT = can_drop_privileges()
+WHY = "needs root, and Python and the grader readable by other users, to drop privileges"
 
 
 def snapshot() -> dict[str, str]:
@@ -65,6 +72,7 @@ EXPECTATIONS = {
         {"advantages_match_reference", "loss_return_structure"}
         <= {c.id for c in r.checks if c.status == "failed"}
     ),
+    "escapes_session": lambda r: {c.id: c.status for c in r.checks}["advantages_match_reference"] == "failed",
     "import_solution": lambda r: all("could not be imported" in c.message for c in loss_checks(r)),
     "read_solution_file": lambda r: (
         r.score == 0 and all("could not be read" in c.message for c in loss_checks(r))
@@ -75,8 +83,11 @@ EXPECTATIONS = {
         "KeyboardInterrupt" in by_target(r, "drgrpo_advantages")[0].message
         and "SystemExit" in loss_checks(r)[0].message
     ),
-    # As nobody it can only kill its own kind: the other shard's worker, which is replaced.
-    "kill_parents": lambda r: {c.id: c.status for c in loss_checks(r)}["loss_matches_reference"] != "passed",
+    # With a uid of its own it can signal nothing but itself.
+    "kill_parents": lambda r: (
+        all(c.status == "passed" for c in by_target(r, "drgrpo_advantages"))
+        and {c.id: c.status for c in loss_checks(r)}["loss_matches_reference"] != "passed"
+    ),
     # Its edits land on the worker's copies of earlier inputs: nothing the grader holds changes.
     "keeps_references": lambda r: (
         all(c.status == "passed" for c in by_target(r, "drgrpo_advantages"))
@@ -115,10 +126,24 @@ def test_the_solution_is_hidden_from_the_unprivileged_user(graded):
     mode = (ROOT / "reference" / "solution.py").stat().st_mode
     assert mode & 0o077 == 0
     sandbox = graded(HOSTILE / "read_solution_file.py").grader["sandbox"]
-    assert sandbox["unprivileged_user"] == "nobody" and sandbox["not_available"] == []
+    assert sandbox["unprivileged_user"] and sandbox["not_available"] == []
 
 
 def test_workers_leave_no_directories_behind(graded, tmp_path):
     leftovers = set(Path("/tmp").glob("drgrpo-worker-*"))
     graded(HOSTILE / "keeps_references.py")
     assert set(Path("/tmp").glob("drgrpo-worker-*")) <= leftovers
+
+
+@pytest.mark.skipif(not IS_ROOT, reason=WHY)
+def test_processes_left_behind_are_killed(zygote):
+    record = Path("/tmp/drgrpo-escaped-daemon.pid")
+    record.unlink(missing_ok=True)
+    grade(HOSTILE / "escapes_session.py", zygote=zygote, only=["advantages_match_reference"])
+    pid = int(record.read_text())
+    record.unlink()
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0]
+    except FileNotFoundError:
+        state = "gone"
+    assert state in ("gone", "Z"), f"the escaped process {pid} is still running ({state})"
