@@ -77,10 +77,11 @@ def grade(
             max_examples=max_examples,
             deadline=started + limits.total_timeout_s,
         )
-        results, output, load_error = parallel.run_sharded(checks, run, zygote, jobs)
-        output = cut_output(output, limits.output_bytes)  # the shards' outputs together
+        ran = parallel.run_sharded(checks, run, zygote, jobs)
+        meta["sandbox"] = protections(limits, isolated=ran.isolated)
+        output = cut_output(ran.output, limits.output_bytes)  # the shards' outputs together
         meta["total_time_s"] = round(time.monotonic() - started, 3)
-        return Report(str(submission), results, meta, output, load_error)
+        return Report(str(submission), tuple(ran.results), meta, output, ran.load_error)
     except Exception as error:
         meta["total_time_s"] = round(time.monotonic() - started, 3)
         message = f"{type(error).__name__}: {error}\n{traceback.format_exc()[-4000:]}"
@@ -113,7 +114,8 @@ def _run_shard(
         results = run_checks(checks, student, seed=seed, max_examples=max_examples, deadline=deadline)
     finally:
         output = student.close()
-    return parallel.ShardResult(results, output, None if student.loaded.ok else student.loaded.error)
+    loaded = student.loaded
+    return parallel.ShardResult(results, output, None if loaded.ok else loaded.error, loaded.isolated)
 
 
 def _metadata(seed: int, max_examples: int, limits: Limits) -> dict[str, Any]:

@@ -27,6 +27,7 @@ class ShardResult:
     results: list[CheckResult]
     output: str
     load_error: dict[str, Any] | None
+    isolated: bool
 
 
 Runner = Callable[[Sequence[Check], ZygoteLink], ShardResult]
@@ -54,10 +55,9 @@ def split(checks: Sequence[Check], jobs: int) -> list[list[Check]]:
     return shards
 
 
-def run_sharded(
-    checks: Sequence[Check], run: Runner, zygote: ZygoteLink, jobs: int
-) -> tuple[tuple[CheckResult, ...], str, dict[str, Any] | None]:
-    """Run ``run`` on each shard, the first here and the others in forked children."""
+def run_sharded(checks: Sequence[Check], run: Runner, zygote: ZygoteLink, jobs: int) -> ShardResult:
+    """Run ``run`` on each shard, the first here and the others in forked children; their
+    results together, in the order of ``checks``."""
     shards = split(checks, jobs)
     children = [_fork(shard, run, zygote) for shard in shards[1:]]
     mine = run(shards[0], zygote)
@@ -69,7 +69,7 @@ def run_sharded(
         outputs.append(found.output)
     order = {check.id: i for i, check in enumerate(checks)}
     results.sort(key=lambda result: order[result.id])
-    return tuple(results), "".join(outputs), mine.load_error
+    return ShardResult(results, "".join(outputs), mine.load_error, mine.isolated)
 
 
 def _fork(shard: list[Check], run: Runner, zygote: ZygoteLink) -> tuple[int, int, list[Check]]:
@@ -110,7 +110,10 @@ def _collect(pid: int, fd: int, shard: list[Check]) -> ShardResult:
         payload = {"ok": False, "error": "a grading process ended without a result"}
     if payload.get("ok"):
         return ShardResult(
-            [CheckResult(**r) for r in payload["results"]], payload["output"], payload["load_error"]
+            [CheckResult(**r) for r in payload["results"]],
+            payload["output"],
+            payload["load_error"],
+            payload["isolated"],
         )
     message = f"internal grader error (not your fault): {payload['error']}"
     results = [
@@ -128,4 +131,4 @@ def _collect(pid: int, fd: int, shard: list[Check]) -> ShardResult:
         )
         for c in shard
     ]
-    return ShardResult(results, "", None)
+    return ShardResult(results, "", None, False)

@@ -10,6 +10,7 @@ no thread pools to poison the forks.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import importlib.util
 import json
@@ -52,6 +53,7 @@ class Limits:
     file_bytes: int = 16 * 1024**2  # the largest file the worker may write (its output too)
     processes: int = 64  # processes the worker's user may run (when privileges are dropped)
     drop_privileges: bool = True  # as root: run student code as an unprivileged user
+    namespaces: bool = True  # as root: no network, private /tmp, /var/tmp and /dev/shm
 
 
 # Student code runs as a uid of its own per worker, with no login and no files but its work
@@ -87,11 +89,12 @@ def can_drop_privileges() -> bool:
     return os.geteuid() == 0 and all(_others_can_read(p) for p in _code_paths())
 
 
-def protections(limits: Limits) -> dict[str, Any]:
-    """What keeps student code in its place on this machine, for the report."""
+def protections(limits: Limits, isolated: bool = False) -> dict[str, Any]:
+    """What keeps student code in its place on this machine, for the report. ``isolated``: the
+    workers got namespaces of their own (they say so when loaded)."""
     dropped = limits.drop_privileges and can_drop_privileges()
     if dropped:
-        missing = []
+        missing = [] if isolated else ["student code can use the network and the shared /tmp"]
     else:
         why = (
             "the grader is not root"
@@ -103,11 +106,13 @@ def protections(limits: Limits) -> dict[str, Any]:
             "the reference solution's source is readable by that user",
             "the grader's files are writable if that user can write them",
             "the process limit is not enforced",
+            "student code can use the network and the shared /tmp",
         ]
     return {
         "separate_process": True,
         "unprivileged_user": "a uid of its own per worker" if dropped else None,
         "solution_unreadable": dropped,
+        "private_network_and_tmp": isolated,
         "limits": dataclasses.asdict(limits),
         "not_available": missing,
     }
@@ -156,6 +161,7 @@ class ZygoteLink:
             "workdir": workdir,
             "limits": dataclasses.asdict(limits),
             "uid": uid,
+            "code_paths": _code_paths(),
         }
         try:
             pid = self._ask(command, [theirs.fileno(), output.fileno()])["pid"]
@@ -402,19 +408,56 @@ def _reap(pid: int, wait_s: float) -> int | None:
         time.sleep(0.005)
 
 
-def _confine(limits: dict[str, Any], uid: int | None, workdir: str) -> None:  # pragma: no cover
-    """Kernel-enforced limits, then (as root) become the unprivileged user for good."""
+_CLONE_NEWNS, _CLONE_NEWNET = 0x00020000, 0x40000000
+_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
+
+
+def _isolate(workdir: str, code_paths: list[str]) -> bool:  # pragma: no cover - worker, as root
+    """A network of its own (none) and private, empty /tmp, /var/tmp and /dev/shm, in which only
+    the worker's own directory stays visible. A shared directory that holds Python, torch or
+    the grader stays shared (hiding it would break imports). Returns whether all of it is in
+    place; nothing changes where the kernel refuses the namespaces."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET) != 0:
+        return False
+    if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        return False
+    keep = os.open(workdir, os.O_PATH)
+    complete = True
+    try:
+        for shared in ("/tmp", "/var/tmp", "/dev/shm"):
+            if any(Path(p).resolve().is_relative_to(Path(shared).resolve()) for p in code_paths):
+                complete = False
+            elif os.path.isdir(shared):
+                options = b"size=64m,mode=1777"
+                if libc.mount(b"tmpfs", shared.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options):
+                    raise OSError(ctypes.get_errno(), f"cannot mount a private {shared}")
+        os.makedirs(workdir, exist_ok=True)
+        if libc.mount(f"/proc/self/fd/{keep}".encode(), workdir.encode(), None, _MS_BIND, None):
+            raise OSError(ctypes.get_errno(), "cannot bind the work directory")
+    finally:
+        os.close(keep)
+    return complete
+
+
+def _confine(command: dict[str, Any]) -> bool:  # pragma: no cover - runs in the worker
+    """Kernel-enforced limits, then (as root) namespaces and the unprivileged user, for good.
+    Returns whether the namespaces are in place."""
+    limits, uid, workdir = command["limits"], command["uid"], command["workdir"]
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_bytes"], limits["file_bytes"]))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails, it does not kill
     os.environ.clear()
     os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    isolated = False
     if uid is not None:
+        isolated = limits["namespaces"] and _isolate(workdir, command["code_paths"])
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
         resource.setrlimit(resource.RLIMIT_NPROC, (limits["processes"], limits["processes"]))
+    return isolated
 
 
 def _worker_main(fds: list[int], command: dict[str, Any]) -> None:  # pragma: no cover - child
@@ -433,10 +476,10 @@ def _worker_main(fds: list[int], command: dict[str, Any]) -> None:  # pragma: no
         sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
         sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
         os.chdir(command["workdir"])
-        _confine(command["limits"], command["uid"], command["workdir"])
+        isolated = _confine(command)
         from grader import worker
 
-        worker.serve(channel.Channel(socket.socket(fileno=3)), command["path"])
+        worker.serve(channel.Channel(socket.socket(fileno=3)), command["path"], isolated)
         code = 0
     finally:
         os._exit(code)

@@ -37,6 +37,7 @@ class Loaded:
     ok: bool
     error: dict[str, Any] | None = None
     functions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    isolated: bool = False  # the worker has no network and temporary directories of its own
 
 
 def _argument(value: Any) -> dict[str, Any]:
@@ -92,8 +93,12 @@ class Student:
         except (SubmissionBroken, SubmissionTimedOut) as stop:
             return Loaded(ok=False, error={"type": "LoadError", "message": stop.message, "traceback": ""})
         if not reply.get("ok"):
-            return Loaded(ok=False, error=dict(reply.get("error") or {}))
-        return Loaded(ok=True, functions=dict(reply.get("functions") or {}))
+            return Loaded(
+                ok=False, error=dict(reply.get("error") or {}), isolated=bool(reply.get("isolated"))
+            )
+        return Loaded(
+            ok=True, functions=dict(reply.get("functions") or {}), isolated=bool(reply.get("isolated"))
+        )
 
     def _live_worker(self) -> WorkerProcess:
         if self._worker is None or not self._worker.alive:

@@ -189,8 +189,9 @@ class Worker:
         return {"grads": described}
 
 
-def serve(connection: channel.Channel, path: str) -> None:
-    """Answer requests until the grader closes the channel."""
+def serve(connection: channel.Channel, path: str, isolated: bool = False) -> None:
+    """Answer requests until the grader closes the channel. ``isolated``: whether the worker
+    has a network and temporary directories of its own (reported on ``load``)."""
     sys.meta_path.insert(0, _SecretBlocker())
     for name in SECRET_MODULES:
         sys.modules.pop(name, None)
@@ -201,7 +202,7 @@ def serve(connection: channel.Channel, path: str) -> None:
         except EOFError:
             return
         if request["op"] == "load":
-            reply = worker.load(request["functions"])
+            reply = {**worker.load(request["functions"]), "isolated": isolated}
         elif request["op"] == "call":
             reply = worker.call(request)
         else:

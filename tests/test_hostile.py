@@ -22,6 +22,7 @@ HOSTILE = SUBMISSIONS / "hostile"
 # grader's files or processes.
 NEEDS_ROOT = {
     "escapes_session",
+    "network_and_tmp",
     "fork_storm",
     "kill_parents",
     "read_solution_file",
@@ -73,6 +74,7 @@ EXPECTATIONS = {
         <= {c.id for c in r.checks if c.status == "failed"}
     ),
     "escapes_session": lambda r: {c.id: c.status for c in r.checks}["advantages_match_reference"] == "failed",
+    "network_and_tmp": lambda r: r.score == 0 and "no network" in r.checks[0].message,
     "import_solution": lambda r: all("could not be imported" in c.message for c in loss_checks(r)),
     "read_solution_file": lambda r: (
         r.score == 0 and all("could not be read" in c.message for c in loss_checks(r))
@@ -126,7 +128,7 @@ def test_the_solution_is_hidden_from_the_unprivileged_user(graded):
     mode = (ROOT / "reference" / "solution.py").stat().st_mode
     assert mode & 0o077 == 0
     sandbox = graded(HOSTILE / "read_solution_file.py").grader["sandbox"]
-    assert sandbox["unprivileged_user"] and sandbox["not_available"] == []
+    assert sandbox["unprivileged_user"] and sandbox["solution_unreadable"]
 
 
 def test_workers_leave_no_directories_behind(graded, tmp_path):
@@ -137,13 +139,26 @@ def test_workers_leave_no_directories_behind(graded, tmp_path):
 
 @pytest.mark.skipif(not IS_ROOT, reason=WHY)
 def test_processes_left_behind_are_killed(zygote):
-    record = Path("/tmp/drgrpo-escaped-daemon.pid")
-    record.unlink(missing_ok=True)
-    grade(HOSTILE / "escapes_session.py", zygote=zygote, only=["advantages_match_reference"])
-    pid = int(record.read_text())
-    record.unlink()
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0]
-    except FileNotFoundError:
-        state = "gone"
+    report = grade(HOSTILE / "escapes_session.py", zygote=zygote, only=["advantages_match_reference"])
+    pid = int(report.submission_output.split("escaped pid ")[1].split()[0])
+    deadline = time.monotonic() + 5  # SIGKILL is delivered asynchronously
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0]
+        except FileNotFoundError:
+            state = "gone"
+        if state in ("gone", "Z") or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert state in ("gone", "Z"), f"the escaped process {pid} is still running ({state})"
+
+
+@pytest.mark.skipif(not IS_ROOT, reason=WHY)
+def test_nothing_is_written_to_the_shared_temporary_directories(zygote):
+    leaks = [Path("/tmp/drgrpo-leaked-by-student"), Path("/dev/shm/drgrpo-leaked-by-student")]
+    for leak in leaks:
+        leak.unlink(missing_ok=True)
+    report = grade(HOSTILE / "network_and_tmp.py", zygote=zygote, only=["advantages_match_reference"])
+    if not report.grader["sandbox"]["private_network_and_tmp"]:
+        pytest.skip("Python or the grader lives in a shared temporary directory, which stays shared")
+    assert [leak for leak in leaks if leak.exists()] == []
