@@ -3,8 +3,8 @@
 The zygote is a fresh interpreter (started with ``-I``, a minimal environment and no inherited
 file descriptors) that imports torch and then only forks: every worker starts with torch ready,
 in milliseconds, and its memory holds nothing of the grader's (no reference solution, no
-expected values, no environment secrets). The zygote never runs a torch operation, so it has
-no thread pools to poison the forks.
+expected values, no environment secrets). Its only torch operations are a single-threaded
+warm-up, which starts no thread pool, so the forks stay clean.
 """
 
 from __future__ import annotations
