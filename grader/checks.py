@@ -148,6 +148,15 @@ def check(
     return decorate
 
 
+def by_inputs(checks: Iterable[Check]) -> list[list[Check]]:
+    """The checks grouped by the ``Inputs`` they draw from, in order of first appearance: each
+    group runs as one shared Hypothesis run, in one shard."""
+    groups: dict[int, list[Check]] = {}
+    for c in checks:
+        groups.setdefault(id(c.inputs), []).append(c)
+    return list(groups.values())
+
+
 def collect(module_names: Iterable[str]) -> tuple[Check, ...]:
     """Every ``Check`` defined in the modules, in definition order; duplicate ids are an error."""
     found: dict[str, Check] = {}

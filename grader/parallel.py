@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from grader.checks import Check
+from grader.checks import Check, by_inputs
 from grader.report import CheckResult
 from grader.sandbox import ZygoteLink
 
@@ -43,12 +43,10 @@ def _cost(group: list[Check]) -> float:
 def split(checks: Sequence[Check], jobs: int) -> list[list[Check]]:
     """Balance the checks over ``jobs`` shards, costliest first, deterministically; checks that
     share their inputs stay together."""
-    groups: dict[int, list[Check]] = {}
-    for check in checks:
-        groups.setdefault(id(check.inputs), []).append(check)
+    groups = by_inputs(checks)
     shards: list[list[Check]] = [[] for _ in range(max(1, min(jobs, len(groups))))]
     loads = [0.0] * len(shards)
-    for group in sorted(groups.values(), key=_cost, reverse=True):
+    for group in sorted(groups, key=_cost, reverse=True):
         lightest = loads.index(min(loads))
         shards[lightest].extend(group)
         loads[lightest] += _cost(group)

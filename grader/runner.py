@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, Phase, Verbosity
 from hypothesis.errors import Flaky, FlakyFailure
 
 from grader import display
-from grader.checks import Check, Inputs
+from grader.checks import Check, Inputs, by_inputs
 from grader.errors import CheckFailed, SubmissionBroken, SubmissionRaised, SubmissionTimedOut
 from grader.report import CheckResult
 from grader.student import Student
@@ -81,12 +81,9 @@ def run_checks(
 
     ``deadline`` (monotonic) bounds the whole run: checks not started by then are skipped.
     """
-    groups: dict[int, list[Check]] = {}
-    for c in checks:
-        groups.setdefault(id(c.inputs), []).append(c)
     results: dict[str, CheckResult] = {}
     student.total_deadline = deadline
-    for members in groups.values():
+    for members in by_inputs(checks):
         if deadline is not None and time.monotonic() >= deadline:
             for c in members:
                 results[c.id] = _result(c, SKIPPED, 0, 0.0)

@@ -92,13 +92,10 @@ class Student:
             reply = self._worker.request({"op": "load", "functions": list(FUNCTIONS)})
         except (SubmissionBroken, SubmissionTimedOut) as stop:
             return Loaded(ok=False, error={"type": "LoadError", "message": stop.message, "traceback": ""})
+        isolated = bool(reply.get("isolated"))
         if not reply.get("ok"):
-            return Loaded(
-                ok=False, error=dict(reply.get("error") or {}), isolated=bool(reply.get("isolated"))
-            )
-        return Loaded(
-            ok=True, functions=dict(reply.get("functions") or {}), isolated=bool(reply.get("isolated"))
-        )
+            return Loaded(ok=False, error=dict(reply.get("error") or {}), isolated=isolated)
+        return Loaded(ok=True, functions=dict(reply.get("functions") or {}), isolated=isolated)
 
     def _live_worker(self) -> WorkerProcess:
         if self._worker is None or not self._worker.alive:
