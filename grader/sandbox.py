@@ -51,6 +51,7 @@ class Limits:
     memory_bytes: int = 3 * 1024**3  # the worker's address space (torch itself takes ~0.7 GB)
     output_bytes: int = 64 * 1024  # what the report keeps of the submission's output
     file_bytes: int = 16 * 1024**2  # the largest file the worker may write (its output too)
+    disk_bytes: int = 64 * 1024**2  # each private temporary directory, the work directory too
     processes: int = 64  # processes the worker's user may run (when privileges are dropped)
     drop_privileges: bool = True  # as root: run student code as an unprivileged user
     namespaces: bool = True  # as root: no network, private /tmp, /var/tmp and /dev/shm
@@ -94,7 +95,14 @@ def protections(limits: Limits, isolated: bool = False) -> dict[str, Any]:
     workers got namespaces of their own (they say so when loaded)."""
     dropped = limits.drop_privileges and can_drop_privileges()
     if dropped:
-        missing = [] if isolated else ["student code can use the network and the shared /tmp"]
+        missing = (
+            []
+            if isolated
+            else [
+                "student code can use the network and the shared /tmp",
+                "no disk quota beyond the file size limit",
+            ]
+        )
     else:
         why = (
             "the grader is not root"
@@ -107,6 +115,7 @@ def protections(limits: Limits, isolated: bool = False) -> dict[str, Any]:
             "the grader's files are writable if that user can write them",
             "the process limit is not enforced",
             "student code can use the network and the shared /tmp",
+            "no disk quota beyond the file size limit",
         ]
     return {
         "separate_process": True,
@@ -119,12 +128,14 @@ def protections(limits: Limits, isolated: bool = False) -> dict[str, Any]:
 
 
 def hide_solution() -> None:
-    """When workers run unprivileged, make the reference solution's source and bytecode
-    readable by root only."""
+    """When workers run unprivileged, make the reference solution and the catalogued mistakes
+    (near-answers, each one line from the solution) readable by root only, bytecode included."""
     if not can_drop_privileges():
         return
     package = Path(_ROOT) / "reference"
-    for path in [package / "solution.py", *package.glob("__pycache__/solution.*")]:
+    secret = [package / "solution.py", *package.glob("__pycache__/solution.*")]
+    secret += [*package.glob("mistakes/*.py"), *package.glob("mistakes/__pycache__/*")]
+    for path in secret:
         with contextlib.suppress(OSError):
             os.chmod(path, 0o600)
 
@@ -409,34 +420,43 @@ def _reap(pid: int, wait_s: float) -> int | None:
 
 
 _CLONE_NEWNS, _CLONE_NEWNET = 0x00020000, 0x40000000
-_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
+_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 2, 4, 16384, 1 << 18
 
 
-def _isolate(workdir: str, code_paths: list[str]) -> bool:  # pragma: no cover - worker, as root
-    """A network of its own (none) and private, empty /tmp, /var/tmp and /dev/shm, in which only
-    the worker's own directory stays visible. A shared directory that holds Python, torch or
-    the grader stays shared (hiding it would break imports). Returns whether all of it is in
-    place; nothing changes where the kernel refuses the namespaces."""
+def _isolate(
+    workdir: str, submission: str, uid: int, limits: dict[str, Any], code_paths: list[str]
+) -> bool:  # pragma: no cover - worker, as root
+    """A network of its own (none) and private, empty /tmp, /var/tmp and /dev/shm, and a work
+    directory of its own: each a tmpfs of at most ``disk_bytes``, so that no submission can fill
+    the machine's disk. The submission is copied into the new work directory. A shared
+    directory that holds Python, torch or the grader stays shared (hiding it would break
+    imports). Returns whether all of it is in place; nothing changes where the kernel refuses
+    the namespaces."""
     libc = ctypes.CDLL(None, use_errno=True)
+
+    def mount_tmpfs(where: str, options: str) -> None:
+        size = f"size={limits['disk_bytes']},nr_inodes=4096,{options}".encode()
+        if libc.mount(b"tmpfs", where.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, size):
+            raise OSError(ctypes.get_errno(), f"cannot mount a private {where}")
+
+    with open(submission, "rb") as source:  # before anything is mounted over it
+        code = source.read()
     if libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET) != 0:
         return False
     if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
         return False
-    keep = os.open(workdir, os.O_PATH)
     complete = True
-    try:
-        for shared in ("/tmp", "/var/tmp", "/dev/shm"):
-            if any(Path(p).resolve().is_relative_to(Path(shared).resolve()) for p in code_paths):
-                complete = False
-            elif os.path.isdir(shared):
-                options = b"size=64m,mode=1777"
-                if libc.mount(b"tmpfs", shared.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options):
-                    raise OSError(ctypes.get_errno(), f"cannot mount a private {shared}")
-        os.makedirs(workdir, exist_ok=True)
-        if libc.mount(f"/proc/self/fd/{keep}".encode(), workdir.encode(), None, _MS_BIND, None):
-            raise OSError(ctypes.get_errno(), "cannot bind the work directory")
-    finally:
-        os.close(keep)
+    for shared in ("/tmp", "/var/tmp", "/dev/shm"):
+        if any(Path(p).resolve().is_relative_to(Path(shared).resolve()) for p in code_paths):
+            complete = False
+        elif os.path.isdir(shared):
+            mount_tmpfs(shared, "mode=1777")
+    os.makedirs(workdir, exist_ok=True)
+    mount_tmpfs(workdir, f"mode=0700,uid={uid},gid={uid}")
+    with open(submission, "wb") as copy:
+        copy.write(code)
+    os.chown(submission, uid, uid)
+    os.chdir(workdir)  # the new one: the old working directory is the host's, under the mount
     return complete
 
 
@@ -452,7 +472,9 @@ def _confine(command: dict[str, Any]) -> bool:  # pragma: no cover - runs in the
     os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
     isolated = False
     if uid is not None:
-        isolated = limits["namespaces"] and _isolate(workdir, command["code_paths"])
+        isolated = limits["namespaces"] and _isolate(
+            workdir, command["path"], uid, limits, command["code_paths"]
+        )
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)

@@ -21,16 +21,20 @@ import torch
 
 from grader import channel
 
-SECRET_MODULES = ("reference.solution",)
+SECRET_MODULES = ("reference.solution", "reference.mistakes")
 MAX_DEPTH = 4
 MAX_ITEMS = 64
 
 
+def _secret(module: str) -> bool:
+    return any(module == name or module.startswith(name + ".") for name in SECRET_MODULES)
+
+
 class _SecretBlocker(importlib.abc.MetaPathFinder):
-    """Refuses to import the reference solution inside the worker."""
+    """Refuses to import the reference solution and the catalogued mistakes inside the worker."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
-        if fullname in SECRET_MODULES:
+        if _secret(fullname):
             raise ImportError(f"{fullname} is not available to submissions")
         return None
 
@@ -193,8 +197,8 @@ def serve(connection: channel.Channel, path: str, isolated: bool = False) -> Non
     """Answer requests until the grader closes the channel. ``isolated``: whether the worker
     has a network and temporary directories of its own (reported on ``load``)."""
     sys.meta_path.insert(0, _SecretBlocker())
-    for name in SECRET_MODULES:
-        sys.modules.pop(name, None)
+    for name in [name for name in sys.modules if _secret(name)]:
+        del sys.modules[name]
     worker = Worker(path)
     while True:
         try:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,27 +15,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
 SOLUTION = ROOT / "reference" / "solution.py"
 TEMPLATE = ROOT / "student_template" / "drgrpo.py"
+MISTAKES = ROOT / "reference" / "mistakes"
 
 
-@dataclass(frozen=True)
-class Fixture:
-    """A fixture submission and what its header promises."""
-
-    path: Path
-    mistake_in: str | None
-    expect_fail: tuple[str, ...]
-
-    @classmethod
-    def read(cls, path: Path) -> Fixture:
-        text = path.read_text()
-        mistake = re.search(r"^# mistake-in: *(\S+)", text, re.M)
-        fails = re.search(r"^# expect-fail: *(.+)$", text, re.M)
-        names = tuple(n.strip() for n in fails.group(1).split(",")) if fails else ()
-        return cls(path, mistake.group(1) if mistake else None, names)
-
-
-def fixtures(kind: str) -> list[Fixture]:
-    return [Fixture.read(p) for p in sorted((SUBMISSIONS / kind).glob("*.py"))]
+def fixtures(kind: str) -> list[Path]:
+    return sorted((SUBMISSIONS / kind).glob("*.py"))
 
 
 @pytest.fixture(scope="session")

@@ -8,10 +8,10 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, SOLUTION, SUBMISSIONS
+from conftest import MISTAKES, ROOT, SOLUTION, SUBMISSIONS
 from test_report import validate
 
-WRONG = SUBMISSIONS / "wrong" / "per_response_mean.py"
+WRONG = MISTAKES / "per_response_mean.py"
 FAST = ["--max-examples", "10"]
 
 

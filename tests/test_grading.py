@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import SOLUTION, TEMPLATE, Fixture, fixtures
+from conftest import SOLUTION, TEMPLATE, fixtures
 
 from grader.api import builtin_checks
+from reference.mistakes import Mistake, catalogue
 
 CHECKS = {c.id: c for c in builtin_checks()}
 CORRECT = fixtures("correct")
-WRONG = fixtures("wrong")
+MISTAKES = catalogue()
 
 
 def by_id(report):
@@ -35,9 +36,9 @@ def test_untouched_template_gets_zero_saying_not_implemented(graded):
         assert "not implemented yet" in result.message
 
 
-@pytest.mark.parametrize("fixture", CORRECT, ids=[f.path.stem for f in CORRECT])
-def test_correct_variants_get_full_marks(graded, fixture: Fixture):
-    report = graded(fixture.path)
+@pytest.mark.parametrize("path", CORRECT, ids=[p.stem for p in CORRECT])
+def test_correct_variants_get_full_marks(graded, path):
+    report = graded(path)
     failing = {c.id: c.message for c in report.checks if c.status != "passed"}
     assert failing == {}
     assert report.score == report.max_score
@@ -45,32 +46,33 @@ def test_correct_variants_get_full_marks(graded, fixture: Fixture):
 
 def test_there_are_enough_fixtures():
     assert len(CORRECT) >= 4
-    assert len(WRONG) >= 20
+    assert len(MISTAKES) >= 20
 
 
-@pytest.mark.parametrize("fixture", WRONG, ids=[f.path.stem for f in WRONG])
-def test_each_mistake_loses_points_where_it_should(graded, fixture: Fixture):
-    assert fixture.expect_fail, "the fixture must name the checks that catch it"
-    assert fixture.mistake_in in ("drgrpo_advantages", "drgrpo_loss")
-    report = graded(fixture.path)
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
+def test_each_mistake_loses_points_where_it_should(graded, mistake: Mistake):
+    assert mistake.caught_by, "the mistake must name the checks that catch it"
+    assert mistake.target in ("drgrpo_advantages", "drgrpo_loss")
+    assert mistake.name and mistake.explanation
+    report = graded(mistake.path)
     results = by_id(report)
     assert report.internal_error is None
     assert not [c.id for c in report.checks if c.error_source == "grader"]
-    for check_id in fixture.expect_fail:
+    for check_id in mistake.caught_by:
         assert check_id in CHECKS, f"unknown check id {check_id}"
         result = results[check_id]
         assert result.score < result.max_score, f"{check_id} did not catch it"
         assert result.status in ("failed", "error")
         assert result.message
     for result in report.checks:
-        if result.target != fixture.mistake_in:
+        if result.target != mistake.target:
             assert result.status == "passed", f"{result.id}: {result.message}"
     assert report.score < report.max_score
 
 
-@pytest.mark.parametrize("fixture", WRONG, ids=[f.path.stem for f in WRONG])
-def test_failures_carry_a_readable_counterexample(graded, fixture: Fixture):
-    for result in graded(fixture.path).checks:
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
+def test_failures_carry_a_readable_counterexample(graded, mistake: Mistake):
+    for result in graded(mistake.path).checks:
         if result.status != "failed":
             continue
         assert result.counterexample is not None, result.id

@@ -14,7 +14,7 @@ from test_report import validate
 
 from grader.api import grade
 from grader.render import render_json
-from grader.sandbox import can_drop_privileges
+from grader.sandbox import Limits, can_drop_privileges
 
 HOSTILE = SUBMISSIONS / "hostile"
 # Unless student code runs as an unprivileged user (the grader is root, and Python and the
@@ -22,10 +22,12 @@ HOSTILE = SUBMISSIONS / "hostile"
 # grader's files or processes.
 NEEDS_ROOT = {
     "escapes_session",
+    "fill_disk",
     "network_and_tmp",
     "fork_storm",
     "kill_parents",
     "read_solution_file",
+    "use_mistake_catalogue",
     "write_grader_package",
 }
 IS_ROOT = can_drop_privileges()
@@ -79,6 +81,11 @@ EXPECTATIONS = {
     "read_solution_file": lambda r: (
         r.score == 0 and all("could not be read" in c.message for c in loss_checks(r))
     ),
+    # Four private directories of 64 MiB each: it cannot write more than 256 MiB anywhere.
+    "fill_disk": lambda r: _bytes_written(r) <= 4 * Limits().disk_bytes,
+    "use_mistake_catalogue": lambda r: (
+        r.score == 0 and all("could not be read" in c.message for c in loss_checks(r))
+    ),
     "write_grader_package": lambda r: r.score < r.max_score,
     "close_channels": lambda r: all(c.status == "error" for c in loss_checks(r)),
     "keyboard_interrupt": lambda r: (
@@ -98,6 +105,10 @@ EXPECTATIONS = {
     ),
 }
 NAMES = sorted(p.stem for p in HOSTILE.glob("*.py"))
+
+
+def _bytes_written(report) -> int:
+    return int(report.checks[0].message.split("wrote ")[1].split()[0])
 
 
 def test_every_hostile_fixture_has_an_expectation():
@@ -125,8 +136,8 @@ def test_hostile_submission_gets_a_valid_report_with_points_off(graded, name):
 @pytest.mark.skipif(not IS_ROOT, reason=WHY)
 def test_the_solution_is_hidden_from_the_unprivileged_user(graded):
     graded(HOSTILE / "read_solution_file.py")
-    mode = (ROOT / "reference" / "solution.py").stat().st_mode
-    assert mode & 0o077 == 0
+    for secret in [ROOT / "reference" / "solution.py", *(ROOT / "reference" / "mistakes").glob("*.py")]:
+        assert secret.stat().st_mode & 0o077 == 0, secret
     sandbox = graded(HOSTILE / "read_solution_file.py").grader["sandbox"]
     assert sandbox["unprivileged_user"] and sandbox["solution_unreadable"]
 
@@ -162,3 +173,12 @@ def test_nothing_is_written_to_the_shared_temporary_directories(zygote):
     if not report.grader["sandbox"]["private_network_and_tmp"]:
         pytest.skip("Python or the grader lives in a shared temporary directory, which stays shared")
     assert [leak for leak in leaks if leak.exists()] == []
+
+
+@pytest.mark.skipif(not IS_ROOT, reason=WHY)
+def test_a_submission_cannot_fill_the_disk(zygote):
+    report = grade(HOSTILE / "fill_disk.py", zygote=zygote, only=["advantages_match_reference"])
+    if not report.grader["sandbox"]["private_network_and_tmp"]:
+        pytest.skip("Python or the grader lives in a shared temporary directory, which stays shared")
+    assert 0 < _bytes_written(report) <= 4 * Limits().disk_bytes
+    assert list(Path("/tmp").glob("drgrpo-fill-*")) == []

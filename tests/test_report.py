@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import SOLUTION, SUBMISSIONS, TEMPLATE
+from conftest import MISTAKES, SOLUTION, SUBMISSIONS, TEMPLATE
 
 from grader.render import render_json, render_text
 
@@ -23,7 +23,7 @@ def validate(report: dict) -> None:
     [
         SOLUTION,
         TEMPLATE,
-        SUBMISSIONS / "wrong" / "multiply_by_mask.py",
+        MISTAKES / "multiply_by_mask.py",
         SUBMISSIONS / "broken" / "syntax_error.py",
         SUBMISSIONS / "broken" / "raises_in_loss.py",
     ],
@@ -45,7 +45,7 @@ def test_the_schema_rejects_a_broken_report(graded):
 
 
 def test_text_report_shows_counterexample_expected_and_actual(graded):
-    text = render_text(graded(SUBMISSIONS / "wrong" / "multiply_by_mask.py"))
+    text = render_text(graded(MISTAKES / "multiply_by_mask.py"))
     assert "FAIL    loss_padding_isolated (0/8)" in text
     assert "smallest input that shows it:" in text
     assert "expected:" in text and "actual:" in text
@@ -53,6 +53,6 @@ def test_text_report_shows_counterexample_expected_and_actual(graded):
 
 
 def test_json_report_has_no_bare_nan(graded):
-    text = render_json(graded(SUBMISSIONS / "wrong" / "multiply_by_mask.py"))
+    text = render_json(graded(MISTAKES / "multiply_by_mask.py"))
     assert "NaN" not in text and "Infinity" not in text
     assert '"nan"' in text
