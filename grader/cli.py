@@ -2,16 +2,23 @@
 
 Exit codes: 0 every check passed, 1 some check did not, 2 a usage error or a failure of the
 grader itself (a valid report is still written).
+
+``python -m grader COMMAND ...`` runs one of ``COMMANDS`` instead: each is a module with a
+``main(argv) -> int``, imported only when asked for. A submission file that happens to be named
+like a command is graded when it is given as a path (``./batch``).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 EXIT_PASSED, EXIT_FAILED, EXIT_GRADER = 0, 1, 2
+# name -> module with main(argv) -> int
+COMMANDS: dict[str, str] = {}
 
 
 def _positive(text: str) -> int:
@@ -25,6 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m grader",
         description="Grade a Dr. GRPO submission with property-based checks against the reference.",
+        epilog=f"other commands: {', '.join(COMMANDS)} (python -m grader COMMAND --help)"
+        if COMMANDS
+        else None,
     )
     parser.add_argument("submission", nargs="?", help="the student's Python file")
     parser.add_argument(
@@ -57,6 +67,9 @@ def _list_checks() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in COMMANDS:
+        return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.list:
