@@ -296,6 +296,7 @@ class WorkerProcess:
             self.alive = False
         if self.uid is not None:
             self.zygote.sweep(self.uid)
+            remove_leftovers(self.uid)
             self.uid = None
         self.channel.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
@@ -305,6 +306,25 @@ class WorkerProcess:
         self.output.seek(0)
         data = self.output.read(self.limits.output_bytes + 1)
         return cut_output(data.decode("utf-8", errors="replace"), self.limits.output_bytes)
+
+
+SHARED_TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def remove_leftovers(uid: int) -> None:
+    """Delete what ``uid`` left in the shared temporary directories: where the worker had no
+    private ones (no namespaces), its files would otherwise outlive it. Its processes are dead
+    by now, so nothing races this; links are removed, never followed."""
+    for folder in SHARED_TEMPORARY:
+        with contextlib.suppress(OSError), os.scandir(folder) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    if entry.stat(follow_symlinks=False).st_uid != uid:
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path, ignore_errors=True)
+                    else:
+                        os.unlink(entry.path)
 
 
 def cut_output(text: str, limit: int) -> str:
@@ -446,7 +466,7 @@ def _isolate(
     if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
         return False
     complete = True
-    for shared in ("/tmp", "/var/tmp", "/dev/shm"):
+    for shared in SHARED_TEMPORARY:
         if any(Path(p).resolve().is_relative_to(Path(shared).resolve()) for p in code_paths):
             complete = False
         elif os.path.isdir(shared):

@@ -176,6 +176,20 @@ def test_nothing_is_written_to_the_shared_temporary_directories(zygote):
 
 
 @pytest.mark.skipif(not IS_ROOT, reason=WHY)
+def test_without_namespaces_what_a_worker_left_in_shared_directories_is_removed(zygote):
+    leaks = [Path("/tmp/drgrpo-leaked-by-student"), Path("/dev/shm/drgrpo-leaked-by-student")]
+    for leak in leaks:
+        leak.unlink(missing_ok=True)
+    limits = Limits(namespaces=False)
+    report = grade(
+        HOSTILE / "network_and_tmp.py", zygote=zygote, only=["advantages_match_reference"], limits=limits
+    )
+    assert not report.grader["sandbox"]["private_network_and_tmp"]
+    assert "no disk quota beyond the file size limit" in report.grader["sandbox"]["not_available"]
+    assert [leak for leak in leaks if leak.exists()] == []
+
+
+@pytest.mark.skipif(not IS_ROOT, reason=WHY)
 def test_a_submission_cannot_fill_the_disk(zygote):
     report = grade(HOSTILE / "fill_disk.py", zygote=zygote, only=["advantages_match_reference"])
     if not report.grader["sandbox"]["private_network_and_tmp"]:
