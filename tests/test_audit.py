@@ -176,9 +176,9 @@ def test_audit_shows_what_the_example_property_catches(graded):
     result = audit(builtin_checks() + extra, grade=grade)
     row = next(row for row in result.checks if row.id == EXAMPLE_ID)
     assert (row.reference, row.template) == ("passed", "error")
-    assert "strided_groups" in row.catches
-    assert set(row.catches) <= {m.id for m in catalogue() if m.target == "drgrpo_advantages"}
-    assert row.only == ()  # strided groups are caught by three built-in checks too
+    # It allows the rounding of the dtype the student computed in: float32_advantages passes it.
+    assert row.catches == ("strided_groups",)
+    assert row.only == ()  # strided groups are caught by built-in checks too
     assert result.ok(strict=True)
 
 
