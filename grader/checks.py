@@ -125,13 +125,13 @@ def check(
     )
     _require(visibility in VISIBILITIES, "visibility", visibility, f"one of {VISIBILITIES}")
     _require(
-        isinstance(timeout_s, (int, float)) and 0 < timeout_s <= 3600,
+        isinstance(timeout_s, (int, float)) and not isinstance(timeout_s, bool) and 0 < timeout_s <= 3600,
         "timeout_s",
         timeout_s,
         "a number of seconds in (0, 3600]",
     )
     _require(
-        max_examples is None or (isinstance(max_examples, int) and max_examples >= 1),
+        max_examples is None or (type(max_examples) is int and max_examples >= 1),
         "max_examples",
         max_examples,
         "None or an integer >= 1",

@@ -45,6 +45,8 @@ def test_a_mapping_of_strategies_gives_the_check_inputs_of_its_own():
         ({"target": "drgrpo_loss", "points": True}, "points=True"),
         ({"target": "drgrpo_loss", "points": 1, "visibility": "secret"}, "visibility='secret'"),
         ({"target": "drgrpo_loss", "points": 1, "timeout_s": 0}, "timeout_s=0"),
+        ({"target": "drgrpo_loss", "points": 1, "timeout_s": True}, "timeout_s=True"),
+        ({"target": "drgrpo_loss", "points": 1, "max_examples": True}, "max_examples=True"),
         ({"target": "drgrpo_loss", "points": 1, "max_examples": 0}, "max_examples=0"),
         ({"target": "drgrpo_loss", "points": 1, "id": "Bad Id"}, "id='Bad Id'"),
         ({"target": "drgrpo_loss", "points": 1, "inputs": [1, 2]}, "inputs=[1, 2]"),
