@@ -111,22 +111,38 @@ class Audit:
         }
 
 
-def _statuses(report: Report, checks: Sequence[Check]) -> tuple[dict[str, str], dict[str, str]]:
-    """Each check's status in the report (``grader_error`` when the grader or the check broke,
-    ``missing`` when the report has no result for it), and the messages of those broken."""
+def _statuses(report: Report, checks: Sequence[Check]) -> dict[str, str]:
+    """Each check's status in the report: ``grader_error`` when the grader or the check itself
+    broke, ``missing`` when the report has no result for it."""
     results = {r.id: r for r in report.checks}
-    statuses, broken = {}, {}
+    statuses = {}
     for c in checks:
         result = results.get(c.id)
         if result is None:
             statuses[c.id] = "missing"
-            broken[c.id] = report.internal_error or "the report has no result for it"
-        elif result.error_source == "grader":
-            statuses[c.id] = "grader_error"
-            broken[c.id] = result.message
         else:
-            statuses[c.id] = result.status
-    return statuses, broken
+            statuses[c.id] = "grader_error" if result.error_source == "grader" else result.status
+    return statuses
+
+
+def _broken(name: str, report: Report, statuses: Mapping[str, str]) -> list[Finding]:
+    """Errors for a grade that failed as a whole, or for checks that broke on their own."""
+    if report.internal_error:
+        return [
+            Finding("error", "grade_failed", f"grading {name} failed: {report.internal_error}", mistake=name)
+        ]
+    messages = {r.id: r.message for r in report.checks}
+    return [
+        Finding(
+            "error",
+            "check_broke",
+            f"{check_id} broke on {name}: {messages.get(check_id, 'no result')}",
+            check_id,
+            name,
+        )
+        for check_id, status in statuses.items()
+        if status in ("grader_error", "missing")
+    ]
 
 
 def audit(
@@ -141,58 +157,24 @@ def audit(
     from reference.mistakes import catalogue
 
     mistakes = tuple(catalogue() if mistakes is None else mistakes)
-    findings: list[Finding] = []
     subjects = [("reference", SOLUTION), ("template", TEMPLATE)] + [(m.id, m.path) for m in mistakes]
+    reports: dict[str, Report] = {}
     graded: dict[str, dict[str, str]] = {}
-    messages: dict[str, dict[str, str]] = {}
+    findings: list[Finding] = []
     for number, (name, path) in enumerate(subjects, 1):
         if progress:
             progress(f"[{number}/{len(subjects)}] {name}")
-        report = grade(path)
-        graded[name], broken = _statuses(report, checks)
-        messages[name] = {r.id: r.message for r in report.checks}
-        for check_id, message in broken.items():
-            findings.append(
-                Finding("error", "check_broke", f"{check_id} broke on {name}: {message}", check_id, name)
-            )
-
-    for c in checks:
-        status = graded["reference"][c.id]
-        if status != "passed" and c.id not in _broken_ids(findings, "reference"):
-            message = messages["reference"].get(c.id, "")
-            findings.append(
-                Finding("error", "reference_fails", f"the reference {status} {c.id}: {message}", c.id)
-            )
-        if graded["template"][c.id] == "passed":
-            findings.append(
-                Finding(
-                    "warning",
-                    "template_passes",
-                    f"the untouched template passes {c.id}: it gives points for no work",
-                    c.id,
-                )
-            )
+        reports[name] = grade(path)
+        graded[name] = _statuses(reports[name], checks)
+        findings += _broken(name, reports[name], graded[name])
 
     matrix = {m.id: graded[m.id] for m in mistakes}
     caught = {m.id: {c for c, s in matrix[m.id].items() if s in CAUGHT} for m in mistakes}
-    for m in mistakes:
-        if not caught[m.id]:
-            findings.append(Finding("error", "uncaught", f"no check catches {m.id} ({m.name})", mistake=m.id))
-        missed = [c for c in m.caught_by if c in graded[m.id] and c not in caught[m.id]]
-        if missed:
-            findings.append(
-                Finding(
-                    "warning",
-                    "declared_not_caught",
-                    f"{m.id} declares CAUGHT_BY {', '.join(missed)}, which did not catch it",
-                    mistake=m.id,
-                )
-            )
-
+    findings += _judge_checks(checks, reports["reference"], graded["reference"], graded["template"])
+    findings += _judge_mistakes(mistakes, caught, matrix)
     rows = []
     for c in checks:
         catches = tuple(m.id for m in mistakes if c.id in caught[m.id])
-        only = tuple(m for m in catches if caught[m] == {c.id})
         if not catches and mistakes:
             findings.append(
                 Finding("warning", "catches_nothing", f"{c.id} catches no catalogued mistake", c.id)
@@ -207,16 +189,46 @@ def audit(
                 reference=graded["reference"][c.id],
                 template=graded["template"][c.id],
                 catches=catches,
-                only=only,
+                only=tuple(m for m in catches if caught[m] == {c.id}),
             )
         )
-    order = {"error": 0, "warning": 1}
-    findings.sort(key=lambda f: order[f.severity])
+    findings.sort(key=lambda f: f.severity != "error")  # errors first, otherwise in order
     return Audit(tuple(rows), mistakes, matrix, tuple(findings))
 
 
-def _broken_ids(findings: Sequence[Finding], subject: str) -> set[str]:
-    return {f.check for f in findings if f.kind == "check_broke" and f.mistake == subject and f.check}
+def _judge_checks(
+    checks: Sequence[Check],
+    reference: Report,
+    on_reference: Mapping[str, str],
+    on_template: Mapping[str, str],
+) -> list[Finding]:
+    """The reference must pass every check; the template should pass none."""
+    messages = {r.id: r.message for r in reference.checks}
+    findings = []
+    for c in checks:
+        status = on_reference[c.id]
+        if status not in ("passed", "grader_error", "missing"):  # those two are reported as broken
+            message = f"{c.id} does not pass on the reference ({status}): {messages[c.id]}"
+            findings.append(Finding("error", "reference_fails", message, c.id))
+        if on_template[c.id] == "passed":
+            message = f"the untouched template passes {c.id}: it gives points for no work"
+            findings.append(Finding("warning", "template_passes", message, c.id))
+    return findings
+
+
+def _judge_mistakes(
+    mistakes: Sequence[Mistake], caught: Mapping[str, set[str]], matrix: Mapping[str, Mapping[str, str]]
+) -> list[Finding]:
+    """Every mistake must be caught, at least by the checks it declares (those that ran)."""
+    findings = []
+    for m in mistakes:
+        if not caught[m.id]:
+            findings.append(Finding("error", "uncaught", f"no check catches {m.id} ({m.name})", mistake=m.id))
+        missed = [c for c in m.caught_by if c in matrix[m.id] and c not in caught[m.id]]
+        if missed:
+            message = f"{m.id} declares CAUGHT_BY {', '.join(missed)}, which did not catch it"
+            findings.append(Finding("warning", "declared_not_caught", message, mistake=m.id))
+    return findings
 
 
 def render_text(result: Audit) -> str:

@@ -108,7 +108,10 @@ def test_every_problem_is_flagged_with_its_severity():
         ("warning", "declared_not_caught", None, "caught"),
         ("warning", "catches_nothing", "loose_check", None),
     ]
-    assert "the reference failed wrong_check: wrong_check failed on solution" in result.findings[1].message
+    assert (
+        result.findings[1].message
+        == "wrong_check does not pass on the reference (failed): wrong_check failed on solution"
+    )
     assert not result.ok()
     rows = {row.id: row for row in result.checks}
     assert rows["sound_check"].catches == ("caught",) and rows["sound_check"].only == ()
@@ -132,6 +135,19 @@ def test_every_problem_is_flagged_with_its_severity():
         "caught_by": ["sound_check", "wrong_check"],
         "declared": ["sound_check", "loose_check"],
     }
+
+
+def test_a_grade_that_failed_as_a_whole_is_one_error():
+    sound = _grader({"solution": {"sound_check": "passed"}, "m": {"sound_check": "failed"}})
+
+    def grade(path: Path) -> Report:
+        return Report(str(path), (), {}, internal_error="boom") if path.stem == "drgrpo" else sound(path)
+
+    result = audit([SOUND], grade=grade, mistakes=[_mistake("m")])
+    assert _kinds(result) == [("error", "grade_failed", None, "template")]
+    assert result.findings[0].message == "grading template failed: boom"
+    assert result.checks[0].template == "missing"
+    assert "sound_check       2  pass  none  x" in render_text(result)
 
 
 def test_warnings_alone_pass_unless_strict():
