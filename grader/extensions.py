@@ -16,6 +16,7 @@ it starts the zygote, which must not wait for the grader's own imports.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import importlib.util
 import sys
@@ -88,7 +89,8 @@ def _import(path: Path) -> ModuleType:
     sys.modules[name] = module
     sys.path.insert(0, folder)
     try:
-        spec.loader.exec_module(module)
+        with contextlib.redirect_stdout(sys.stderr):  # stdout holds the report, and nothing else
+            spec.loader.exec_module(module)
     except DeclarationError as error:
         del sys.modules[name]
         raise UsageError(f"--properties {path}: {error}{_where(error, path)}") from error

@@ -57,6 +57,12 @@ def test_a_folder_loads_its_files_in_order_and_helpers_are_importable(tmp_path):
     assert [(c.id, c.points) for c in checks] == [("first_check", 1.0), ("second_check", 3.0)]
 
 
+def test_what_a_file_prints_while_it_loads_goes_to_stderr(tmp_path, capsys):
+    load([write(tmp_path, "chatty.py", 'print("loading my checks")\n' + declared("chatty_check"))])
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", "loading my checks\n")
+
+
 @pytest.mark.parametrize(
     ("name", "body", "says"),
     [
