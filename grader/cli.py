@@ -16,6 +16,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from grader.extensions import add_option  # standard library only: the zygote is not kept waiting
+
 EXIT_PASSED, EXIT_FAILED, EXIT_GRADER = 0, 1, 2
 # name -> module with main(argv) -> int
 COMMANDS: dict[str, str] = {
@@ -53,8 +55,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="run only these check ids (comma-separated)",
     )
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
-    from grader.extensions import add_option
-
     add_option(parser)
     return parser
 
