@@ -51,8 +51,12 @@ def grade(
     limits: Limits | None = None,
     zygote: Zygote | None = None,
     jobs: int = 2,
+    checks: Sequence[Check] | None = None,
 ) -> Report:
     """Grade one submission file. Never raises for anything the submission does.
+
+    ``checks`` are the checks to run (default: the built-in ones; ``grader.extensions.all_checks``
+    adds an instructor's), of which ``only`` selects some.
 
     Raises ``UsageError`` for a missing file or an unknown check id. Any failure of the grader
     itself still returns a valid report, with ``internal_error`` set.
@@ -64,7 +68,7 @@ def grade(
     if max_examples < 1:
         raise UsageError(f"--max-examples must be at least 1, got {max_examples}")
     limits = limits or Limits()
-    checks = select(builtin_checks(), only)
+    checks = select(builtin_checks() if checks is None else checks, only)
     meta = _metadata(seed, max_examples, limits)
     own_zygote = zygote is None
     try:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -30,6 +31,12 @@ from hypothesis.strategies import SearchStrategy
 TARGETS = ("drgrpo_advantages", "drgrpo_loss")
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 _ID = re.compile(r"[a-z][a-z0-9_]{2,63}")
+_NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+_TITLE_CHARS = 300
+
+
+class DeclarationError(ValueError):
+    """A check or its inputs are declared wrongly; the message names the argument and value."""
 
 
 class Inputs:
@@ -66,6 +73,7 @@ class Check:
     inputs: Inputs
     parameters: tuple[str, ...]
     body: Callable[..., None]
+    source: str = ""  # where it is defined, "path:line", for messages to the check's author
 
     def run_body(self, student: Any, drawn: Mapping[str, Any]) -> None:
         self.body(student, **self.drawn_for_me(drawn))
@@ -76,7 +84,19 @@ class Check:
 
 def _require(condition: bool, argument: str, value: Any, expected: str) -> None:
     if not condition:
-        raise ValueError(f"check(): {argument}={value!r} is invalid; expected {expected}")
+        raise DeclarationError(f"check(): {argument}={value!r} is invalid; expected {expected}")
+
+
+def _source(body: Callable[..., Any]) -> str:
+    """``path:line`` of the function, the path relative to the current directory when inside it."""
+    code = getattr(body, "__code__", None)
+    if code is None:
+        return repr(body)
+    path = os.path.abspath(code.co_filename)
+    here = os.getcwd()
+    if os.path.commonpath([path, here]) == here:
+        path = os.path.relpath(path, here)
+    return f"{path}:{code.co_firstlineno}"
 
 
 def check(
@@ -105,13 +125,13 @@ def check(
     )
     _require(visibility in VISIBILITIES, "visibility", visibility, f"one of {VISIBILITIES}")
     _require(
-        isinstance(timeout_s, (int, float)) and 0 < timeout_s <= 3600,
+        isinstance(timeout_s, (int, float)) and not isinstance(timeout_s, bool) and 0 < timeout_s <= 3600,
         "timeout_s",
         timeout_s,
         "a number of seconds in (0, 3600]",
     )
     _require(
-        max_examples is None or (isinstance(max_examples, int) and max_examples >= 1),
+        max_examples is None or (type(max_examples) is int and max_examples >= 1),
         "max_examples",
         max_examples,
         "None or an integer >= 1",
@@ -120,17 +140,29 @@ def check(
     _require(isinstance(inputs, (Inputs, Mapping)), "inputs", inputs, "an Inputs or a mapping of strategies")
 
     def decorate(body: Callable[..., None]) -> Check:
-        name = id or getattr(body, "__name__", "")
+        _require(inspect.isfunction(body), "the decorated object", body, "a function (student, **drawn)")
+        name = id or body.__name__
         _require(bool(_ID.fullmatch(name)), "id", name, "snake_case, 3 to 64 characters")
         shared = inputs if isinstance(inputs, Inputs) else Inputs(name, **inputs)
-        parameters = tuple(inspect.signature(body).parameters)[1:]
+        signature = inspect.signature(body).parameters.values()
+        if not signature or any(p.kind not in _NAMED for p in signature):
+            raise DeclarationError(
+                f"check {name!r}: the function must take the student first, then drawn values by "
+                f"name (no *args or **kwargs); it takes ({', '.join(map(str, signature))})"
+            )
+        parameters = tuple(p.name for p in signature)[1:]
         unknown = [p for p in parameters if p not in shared.strategies]
         if unknown:
-            raise ValueError(f"check {name!r}: {unknown} are not among the inputs {shared!r}")
+            raise DeclarationError(f"check {name!r}: {unknown} are not among the inputs {shared!r}")
         doc = inspect.getdoc(body)
         if not doc:
-            raise ValueError(f"check {name!r}: the docstring (the sentence a student reads) is missing")
+            raise DeclarationError(f"check {name!r}: the docstring (the sentence a student reads) is missing")
         title, _, description = doc.partition("\n\n")
+        if len(" ".join(title.split())) > _TITLE_CHARS:
+            raise DeclarationError(
+                f"check {name!r}: the docstring's first paragraph (the sentence a student reads) has "
+                f"{len(title)} characters; keep it under {_TITLE_CHARS} and put details after a blank line"
+            )
         return Check(
             id=name,
             title=" ".join(title.split()),
@@ -143,6 +175,7 @@ def check(
             inputs=shared,
             parameters=parameters,
             body=body,
+            source=_source(body),
         )
 
     return decorate
@@ -157,14 +190,27 @@ def by_inputs(checks: Iterable[Check]) -> list[list[Check]]:
     return list(groups.values())
 
 
+def defined_in(module: Any) -> list[Check]:
+    """The checks a module defines, in definition order (not those it imports)."""
+    return [
+        value
+        for value in vars(module).values()
+        if isinstance(value, Check) and value.body.__module__ == module.__name__
+    ]
+
+
+def unique(checks: Iterable[Check]) -> tuple[Check, ...]:
+    """The checks, in order; two checks with one id are an error that names where both are."""
+    found: dict[str, Check] = {}
+    for c in checks:
+        first = found.setdefault(c.id, c)
+        if first is not c:
+            raise DeclarationError(
+                f"duplicate check id {c.id!r}: defined at {first.source} and at {c.source}"
+            )
+    return tuple(found.values())
+
+
 def collect(module_names: Iterable[str]) -> tuple[Check, ...]:
     """Every ``Check`` defined in the modules, in definition order; duplicate ids are an error."""
-    found: dict[str, Check] = {}
-    for module_name in module_names:
-        module = importlib.import_module(module_name)
-        for value in vars(module).values():
-            if isinstance(value, Check):
-                if value.id in found and found[value.id] is not value:
-                    raise ValueError(f"duplicate check id {value.id!r} (in {module_name})")
-                found[value.id] = value
-    return tuple(found.values())
+    return unique(c for name in module_names for c in defined_in(importlib.import_module(name)))

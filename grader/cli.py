@@ -16,9 +16,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from grader.extensions import add_option  # standard library only: the zygote is not kept waiting
+
 EXIT_PASSED, EXIT_FAILED, EXIT_GRADER = 0, 1, 2
 # name -> module with main(argv) -> int
-COMMANDS: dict[str, str] = {}
+COMMANDS: dict[str, str] = {
+    "audit": "grader.audit",
+}
 
 
 def _positive(text: str) -> int:
@@ -51,13 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="run only these check ids (comma-separated)",
     )
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
+    add_option(parser)
     return parser
 
 
-def _list_checks() -> str:
-    from grader.api import builtin_checks
-
-    checks = builtin_checks()
+def _list_checks(checks: Sequence) -> str:
     width = max(len(c.id) for c in checks)
     lines = [f"{'id':<{width}}  points  visibility  target             description"]
     for c in checks:
@@ -73,7 +75,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.list:
-        sys.stdout.write(_list_checks())
+        from grader.api import UsageError
+        from grader.extensions import all_checks
+
+        try:
+            sys.stdout.write(_list_checks(all_checks(args.properties)))
+        except UsageError as error:
+            print(f"python -m grader: error: {error}", file=sys.stderr)
+            return EXIT_GRADER
         return EXIT_PASSED
     if args.submission is None:
         parser.error("the submission file is required (or use --list)")
@@ -84,11 +93,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     zygote = Zygote()
     try:
         from grader.api import UsageError, grade, unusable
+        from grader.extensions import all_checks
         from grader.render import FORMATS, summary_line
 
         try:
+            checks = all_checks(args.properties)
             report = grade(
-                args.submission, seed=args.seed, max_examples=args.max_examples, only=args.only, zygote=zygote
+                args.submission,
+                seed=args.seed,
+                max_examples=args.max_examples,
+                only=args.only,
+                zygote=zygote,
+                checks=checks,
             )
         except UsageError as error:
             print(f"python -m grader: error: {error}", file=sys.stderr)

@@ -5,17 +5,20 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from grader import display, expect, values
-from grader.checks import check
-from grader.errors import SubmissionRaised
-from properties.common import (
+from grader.authoring import (
     ADVANTAGES,
+    REWARDS,
+    RewardBatch,
+    SubmissionRaised,
     advantages_of,
     call_advantages,
+    check,
+    display,
     dtype_name,
+    expect,
     reference_advantages,
+    values,
 )
-from properties.strategies import REWARDS, RewardBatch
 
 NO_STD = "Dr. GRPO only subtracts the group mean: do not divide by the group's standard deviation."
 

@@ -7,19 +7,23 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from grader import display, expect
-from grader.checks import check
-from properties.common import (
+from grader.authoring import (
     LOSS,
+    LOSS_INPUTS,
+    NO_VALID_TOKENS,
+    ON_POLICY,
+    LossBatch,
     call_loss,
+    check,
+    display,
     dtype_name,
+    expect,
     logp_grad,
     loss_value,
     reference_loss,
     stat_values,
     unpack_loss,
 )
-from properties.strategies import LOSS_INPUTS, NO_VALID_TOKENS, ON_POLICY, LossBatch
 
 DENOMINATOR = (
     "divide the summed masked objective by N * max_len, the fixed generation limit: not by each "

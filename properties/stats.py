@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader import display, expect, values
-from grader.checks import check
-from properties.common import LOSS, call_loss, dtype_name, reference_loss, stat_values, unpack_loss
-from properties.strategies import LOSS_INPUTS, NO_VALID_TOKENS, LossBatch
+from grader.authoring import (
+    LOSS,
+    LOSS_INPUTS,
+    NO_VALID_TOKENS,
+    LossBatch,
+    call_loss,
+    check,
+    display,
+    dtype_name,
+    expect,
+    reference_loss,
+    stat_values,
+    unpack_loss,
+    values,
+)
 from reference.provided import STAT_KEYS
 
 VALID_ONLY = "average over valid tokens only (mask 1), never over padding"

@@ -45,6 +45,8 @@ def test_a_mapping_of_strategies_gives_the_check_inputs_of_its_own():
         ({"target": "drgrpo_loss", "points": True}, "points=True"),
         ({"target": "drgrpo_loss", "points": 1, "visibility": "secret"}, "visibility='secret'"),
         ({"target": "drgrpo_loss", "points": 1, "timeout_s": 0}, "timeout_s=0"),
+        ({"target": "drgrpo_loss", "points": 1, "timeout_s": True}, "timeout_s=True"),
+        ({"target": "drgrpo_loss", "points": 1, "max_examples": True}, "max_examples=True"),
         ({"target": "drgrpo_loss", "points": 1, "max_examples": 0}, "max_examples=0"),
         ({"target": "drgrpo_loss", "points": 1, "id": "Bad Id"}, "id='Bad Id'"),
         ({"target": "drgrpo_loss", "points": 1, "inputs": [1, 2]}, "inputs=[1, 2]"),
@@ -77,15 +79,62 @@ def test_a_check_must_name_drawn_values_and_have_a_docstring():
         check(target="drgrpo_loss", points=1, inputs=NUMBERS)(undocumented)
 
 
-def test_duplicate_ids_are_an_error(monkeypatch):
-    first = types.ModuleType("first_checks")
-    second = types.ModuleType("second_checks")
-    first.a = check(target="drgrpo_loss", points=1, inputs=NUMBERS, id="same_id")(_body)
-    second.b = check(target="drgrpo_loss", points=1, inputs=NUMBERS, id="same_id")(_body)
-    monkeypatch.setitem(sys.modules, "first_checks", first)
-    monkeypatch.setitem(sys.modules, "second_checks", second)
-    with pytest.raises(ValueError, match="duplicate check id 'same_id'"):
+def _module(name: str, source: str) -> types.ModuleType:
+    """A module named ``name`` made from ``source``, as if imported from ``name.py``."""
+    module = types.ModuleType(name)
+    exec(compile(source, f"{name}.py", "exec"), module.__dict__)
+    return module
+
+
+DECLARES_SAME_ID = """
+from hypothesis import strategies as st
+from grader.checks import check
+
+@check(target="drgrpo_loss", points=1, inputs={"x": st.integers()}, id="same_id")
+def body(student, x):
+    \"\"\"A sentence.\"\"\"
+"""
+
+
+def test_duplicate_ids_are_an_error_naming_both_places(monkeypatch):
+    monkeypatch.setitem(sys.modules, "first_checks", _module("first_checks", DECLARES_SAME_ID))
+    monkeypatch.setitem(sys.modules, "second_checks", _module("second_checks", "\n\n" + DECLARES_SAME_ID))
+    with pytest.raises(ValueError, match="duplicate check id 'same_id'") as raised:
         collect(["first_checks", "second_checks"])
+    assert str(raised.value).endswith("defined at first_checks.py:5 and at second_checks.py:7")
+
+
+def test_a_module_collects_the_checks_it_defines_not_those_it_imports(monkeypatch):
+    monkeypatch.setitem(sys.modules, "defining_checks", _module("defining_checks", DECLARES_SAME_ID))
+    importing = _module("importing_checks", "from defining_checks import body as borrowed")
+    monkeypatch.setitem(sys.modules, "importing_checks", importing)
+    assert collect(["importing_checks"]) == ()
+    assert [c.id for c in collect(["defining_checks", "importing_checks"])] == ["same_id"]
+
+
+def test_the_body_must_be_a_function_of_the_student_and_named_values():
+    declare = check(target="drgrpo_loss", points=1, inputs=NUMBERS, id="some_check")
+    with pytest.raises(ValueError, match=r"the decorated object=.* expected a function"):
+        declare(_body.__doc__)
+
+    def star_args(student, *x):
+        """A sentence."""
+
+    def no_student():
+        """A sentence."""
+
+    for body in (star_args, no_student):
+        with pytest.raises(ValueError, match="must take the student first, then drawn values by name"):
+            declare(body)
+
+
+def test_the_sentence_a_student_reads_is_short():
+    def rambling(student, x):
+        pass
+
+    rambling.__doc__ = "word " * 80
+    with pytest.raises(ValueError, match="keep it under 300 and put details after a blank line"):
+        check(target="drgrpo_loss", points=1, inputs=NUMBERS)(rambling)
 
 
 def test_builtin_checks_cover_the_exercise():
