@@ -9,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 Status = Literal["passed", "failed", "error", "timeout", "skipped"]
 STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "skipped")
 
@@ -37,6 +37,10 @@ class CheckResult:
     error_source: Literal["submission", "grader"] | None = None
     examples: int = 0
     duration_s: float = 0.0
+    # The catalogued mistake the failure shows (id, name, explanation, fix), when exactly one fits.
+    diagnosis: dict[str, str] | None = None
+    # A self-contained Python snippet that replays the failing call and prints expected vs actual.
+    reproduce: str | None = None
 
 
 @dataclass(frozen=True)
