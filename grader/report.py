@@ -53,6 +53,11 @@ class Report:
     submission_output: str = ""
     load_error: dict[str, Any] | None = None
     internal_error: str | None = None
+    # Every required check passed: the exercise is solved and its notes are unlocked.
+    solved: bool = False
+    notes: str | None = None
+    # Plot data computed with the student's functions, for the HTML report (None otherwise).
+    visuals: dict[str, Any] | None = None
     schema_version: str = SCHEMA_VERSION
     score: float = field(init=False)
     max_score: float = field(init=False)

@@ -55,7 +55,7 @@ def same(want, got):
         w, g = want.detach().double(), got.detach().double()
         rtol = RTOL.get(want.dtype, 1e-4)
         atol = rtol * max(float(w[w.isfinite()].abs().max()) if w.isfinite().any() else 0.0, 1e-6)
-        return w.dtype == torch.bool or torch.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+        return torch.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
     if isinstance(want, (tuple, list)):
         return type(want) is type(got) and len(want) == len(got) and all(map(same, want, got))
     if isinstance(want, dict):
@@ -134,7 +134,7 @@ def _expected(
         return [f'    "raises": {found["raises"]!r},']
     lines.append(f'    "returns": {_value(found["returns"])},')
     for part, value in found.items():
-        if part.startswith("grad "):
+        if part.startswith("grad ") and request["args"][int(part.split()[1])].get("requires_grad"):
             name = names[int(part.split()[1])]
             lines.append(f'    "{name}.grad": {_value(value) if value is not None else "None"},')
         elif part.startswith("after ") and part in differing:
@@ -210,3 +210,32 @@ def run(code: str, timeout_s: float = 120.0) -> subprocess.CompletedProcess:
             timeout=timeout_s,
             stdin=subprocess.DEVNULL,
         )
+
+
+def reproduce_check(submission: str, check_id: str, *, seed: int = 0, max_examples: int = 100) -> int:
+    """``python -m grader SUBMISSION --reproduce CHECK_ID``: grade that one check, then run its
+    snippet in a fresh process and show its output. Exit 0 when the check passed, 1 when its
+    failure was reproduced (or cannot be), 2 for a usage error or a failure of the grader."""
+    from grader.api import UsageError, grade
+
+    try:
+        report = grade(submission, seed=seed, max_examples=max_examples, only=[check_id])
+    except UsageError as error:
+        print(f"python -m grader: error: {error}", file=sys.stderr)
+        return 2
+    if report.internal_error or not report.checks:
+        print(f"the grader failed: {report.internal_error}", file=sys.stderr)
+        return 2
+    (result,) = report.checks
+    print(f"{result.status.upper()} {check_id}: {result.message}")
+    if result.status == "passed":
+        print("nothing to reproduce")
+        return 0
+    if not result.reproduce:
+        print("no single call shows this failure: nothing to reproduce (see the report's message)")
+        return 1
+    print("running its reproduction snippet (--format text shows the snippet itself):\n")
+    ran = run(result.reproduce)
+    sys.stdout.write(ran.stdout)
+    sys.stderr.write(ran.stderr[-4000:])
+    return 1
