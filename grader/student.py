@@ -188,13 +188,16 @@ class Student:
             message = f"the process running your code sent a corrupted reply ({error})"
             raise SubmissionBroken(message) from None
 
-    def reply(self, function: str, data: bytes) -> dict[str, Any]:
-        """The worker's raw reply to one packed call request (see ``request``)."""
+    def reply(self, function: str, data: bytes, *, remember_hang: bool = True) -> dict[str, Any]:
+        """The worker's raw reply to one packed call request (see ``request``).
+
+        A function that hangs is not called again by later checks, unless ``remember_hang`` is
+        false (a diagnosis probe must not change the grade)."""
         timeout_s = self._call_timeout()
         try:
             return self._live_worker().request(data, timeout_s=timeout_s)
         except SubmissionTimedOut as hang:
-            if timeout_s >= self.limits.call_timeout_s:  # the call's own limit, not a budget's
+            if remember_hang and timeout_s >= self.limits.call_timeout_s:  # the call's own limit
                 self._hung[function] = hang.message
             raise
 
@@ -207,7 +210,7 @@ class Student:
             self.require(function)
             deadline, self.deadline = self.deadline, None  # the failed check's budget is spent
             try:
-                self._probes[data] = self.reply(function, data)
+                self._probes[data] = self.reply(function, data, remember_hang=False)
             finally:
                 self.deadline = deadline
         return self._probes[data]
