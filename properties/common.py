@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 import torch
@@ -48,7 +49,7 @@ def call_loss(student: Student, batch: LossBatch, *, frozen_requires_grad: bool 
 
 
 # How every check calls drgrpo_loss: differentiated, with the arguments sent back afterwards.
-LOSS_CALL = {"backward": (0,), "return_args": True}
+LOSS_CALL = MappingProxyType({"backward": (0,), "return_args": True})
 
 
 def loss_arguments(batch: LossBatch, frozen_requires_grad: bool = False) -> tuple:
