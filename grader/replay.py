@@ -99,13 +99,19 @@ def _same(a: Any, b: Any, rtol: float, name: str) -> bool:
             and len(a.items) == len(b.items)
             and all(_same(x, y, rtol, name) for x, y in zip(a.items, b.items, strict=True))
         )
-    if isinstance(a, values.DictValue):
+    if isinstance(a, values.DictValue):  # the keys' order does not matter
+        mine, theirs = _entries(a), _entries(b)
         return (
-            (a.keys, a.key_types, a.length) == (b.keys, b.key_types, b.length)
-            and len(a.values) == len(b.values)
-            and all(_same(x, y, rtol, name) for x, y in zip(a.values, b.values, strict=True))
+            (a.length, len(a.values)) == (b.length, len(b.values))
+            and mine.keys() == theirs.keys()
+            and all(_same(mine[key], theirs[key], rtol, name) for key in theirs)
         )
     return a.type == b.type  # ObjectValue: the type is all that can be compared
+
+
+def _entries(value: values.DictValue) -> dict[tuple[str, str], values.Value]:
+    keys = zip(value.keys, value.key_types, strict=False)  # a hostile reply may not match up
+    return dict(zip(keys, value.values, strict=False))
 
 
 def _zero_if_none(value: Any, other: Any) -> Any:

@@ -59,7 +59,7 @@ def same(want, got):
     if isinstance(want, (tuple, list)):
         return type(want) is type(got) and len(want) == len(got) and all(map(same, want, got))
     if isinstance(want, dict):
-        return isinstance(got, dict) and list(want) == list(got) and all(same(want[k], got[k]) for k in want)
+        return isinstance(got, dict) and set(want) == set(got) and all(same(want[k], got[k]) for k in want)
     return want == got
 
 

@@ -86,6 +86,14 @@ def test_agreement_is_dtype_aware_and_strict_beyond_rounding():
     nan = np.array([np.nan, 1.0])
     assert replay._same(_tensor(nan), _tensor(nan.copy()), 1e-4, "returns")
     assert not replay._same(_tensor(np.array([0.0, 1.0])), _tensor(nan), 1e-4, "returns")
+
+    # The stats' keys may come in any order; their values still count.
+    def stats(keys, scale=1.0):
+        numbers = tuple(_tensor(np.array(scale * len(k))) for k in keys)
+        return values.DictValue(tuple(keys), ("str",) * len(keys), numbers, len(keys))
+
+    assert replay._same(stats(["kl_mean", "clipfrac"]), stats(["clipfrac", "kl_mean"]), 1e-4, "returns")
+    assert not replay._same(stats(["kl_mean", "clipfrac"]), stats(["clipfrac", "kl_mean"], 2.0), 1e-4, "x")
     # No gradient and a zero gradient say the same.
     assert replay._same(None, _tensor(np.zeros(3)), 1e-4, "grad 1")
     assert not replay._same(None, _tensor(np.ones(3)), 1e-4, "grad 1")
