@@ -108,13 +108,15 @@ def test_text_report_shows_diagnosis_and_snippet(graded):
     assert "The exercise notes unlock when every required check passes." in text
 
 
-# Mistakes of every kind of mismatch: values, an exception's type, an edited input, a type.
+# Mistakes of every kind of mismatch: values, an exception's type, an edited input, a type,
+# gradients that should not exist.
 REPRODUCED = (
     "per_response_mean",
     "no_validation",
     "inplace_rewards",
     "stats_python_floats",
     "group_axis_kept",
+    "old_logp_not_detached",
 )
 
 
