@@ -6,14 +6,20 @@ grading tests ask for too: diagnosing the whole catalogue costs nothing more her
 
 from __future__ import annotations
 
+import importlib.util
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from conftest import MISTAKES as MISTAKE_FOLDER
 from conftest import SOLUTION, SUBMISSIONS, TEMPLATE, fixtures
 
-from grader import replay, reproduce, values
+from grader import diagnosis, replay, reproduce, values
 from grader.api import builtin_checks
 from grader.render import render_text
+from properties.common import ADVANTAGES
+from properties.probes import PROBES, advantage_probes
+from reference import solution
 from reference.mistakes import Mistake, catalogue
 
 MISTAKES = catalogue()
@@ -173,3 +179,47 @@ def test_reproduce_option_runs_the_snippet(tmp_path):
     assert "logp.grad: DIFFERENT" in done.stdout
     unknown = run(SUBMISSIONS / "correct" / "python_loops.py", "--reproduce", "no_such_check")
     assert unknown.returncode == 2 and "unknown check id" in unknown.stderr
+
+
+class Replayed:
+    """A stand-in for a student's worker: its replies come from a trusted module replayed here."""
+
+    def __init__(self, module) -> None:
+        self.module = module
+
+    def probe(self, function: str, data: bytes) -> dict:
+        return replay.replay(self.module, data)
+
+
+def _diagnose(module, target: str):
+    first = PROBES[target]()[0]
+    return diagnosis.diagnose(target, Replayed(module), [(first, replay.replay(module, first))])
+
+
+def _load(path):
+    spec = importlib.util.spec_from_file_location(f"fixture_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_diagnosis_in_process_names_each_mistake_and_nothing_else():
+    for mistake in MISTAKES:
+        found = _diagnose(mistake.module(), mistake.target)
+        assert found is not None and found.id == mistake.id, mistake.id
+    for target in PROBES:
+        assert _diagnose(solution, target) is None
+        for path in fixtures("unrelated"):
+            assert _diagnose(_load(path), target) is None, path.stem
+
+
+def test_only_one_idea_is_ever_named(monkeypatch):
+    # With valid group sizes only, the two ways of not validating group_size answer alike.
+    valid_only = {ADVANTAGES: lambda: advantage_probes()[:3]}
+    monkeypatch.setattr(diagnosis, "PROBES", valid_only)
+    found = _diagnose(solution, ADVANTAGES)
+    assert found is not None and found.id == "accepts_group_size_one"
+    # Were they two ideas, neither would be named.
+    split = tuple(replace(m, idea=m.id) for m in MISTAKES)
+    monkeypatch.setattr(diagnosis, "catalogue", lambda: split)
+    assert _diagnose(solution, ADVANTAGES) is None

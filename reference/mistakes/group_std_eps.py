@@ -9,6 +9,7 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 
 NAME = "population std scaling (difficulty bias)"
 TARGET = "drgrpo_advantages"
+IDEA = "std_scaling"
 CAUGHT_BY = ("advantages_match_reference", "advantages_scale_linear")
 FIX = """Drop the division: Dr. GRPO's advantage is only r_i - mean(rewards of i's group)."""
 

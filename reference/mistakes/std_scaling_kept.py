@@ -9,6 +9,7 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 
 NAME = "GRPO's std scaling kept (difficulty bias)"
 TARGET = "drgrpo_advantages"
+IDEA = "std_scaling"
 CAUGHT_BY = ("advantages_match_reference", "advantages_scale_linear")
 FIX = """Only center: advantage = r_i - mean(rewards of i's group), with no division by the std
 (and no eps)."""
