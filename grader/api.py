@@ -14,12 +14,13 @@ import hypothesis
 import torch
 
 import grader
-from grader import parallel
+from grader import notes, parallel
 from grader.checks import Check, collect
 from grader.report import Report
 from grader.runner import grading_settings, run_checks
 from grader.sandbox import Limits, Zygote, ZygoteLink, cut_output, protections
 from grader.student import Student
+from grader.visuals import collect as collect_visuals
 from properties import MODULES
 
 
@@ -52,6 +53,7 @@ def grade(
     zygote: Zygote | None = None,
     jobs: int = 2,
     checks: Sequence[Check] | None = None,
+    visuals: bool = False,
 ) -> Report:
     """Grade one submission file. Never raises for anything the submission does.
 
@@ -59,7 +61,8 @@ def grade(
     adds an instructor's), of which ``only`` selects some.
 
     Raises ``UsageError`` for a missing file or an unknown check id. Any failure of the grader
-    itself still returns a valid report, with ``internal_error`` set.
+    itself still returns a valid report, with ``internal_error`` set. ``visuals``: also compute
+    the plots' data with the student's functions (``Report.visuals``, for the HTML report).
     """
     started = time.monotonic()
     path = Path(submission)
@@ -84,8 +87,19 @@ def grade(
         ran = parallel.run_sharded(checks, run, zygote, jobs)
         meta["sandbox"] = protections(limits, isolated=ran.isolated)
         output = cut_output(ran.output, limits.output_bytes)  # the shards' outputs together
+        done = notes.solved(ran.results, [c.id for c in builtin_checks()])
+        pictures = collect_visuals(zygote, str(path.resolve()), limits) if visuals else None
         meta["total_time_s"] = round(time.monotonic() - started, 3)
-        return Report(str(submission), tuple(ran.results), meta, output, ran.load_error)
+        return Report(
+            str(submission),
+            tuple(ran.results),
+            meta,
+            output,
+            ran.load_error,
+            solved=done,
+            notes=notes.NOTES if done else None,
+            visuals=pictures,
+        )
     except Exception as error:
         meta["total_time_s"] = round(time.monotonic() - started, 3)
         message = f"{type(error).__name__}: {error}\n{traceback.format_exc()[-4000:]}"

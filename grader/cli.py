@@ -22,6 +22,7 @@ EXIT_PASSED, EXIT_FAILED, EXIT_GRADER = 0, 1, 2
 # name -> module with main(argv) -> int
 COMMANDS: dict[str, str] = {
     "audit": "grader.audit",
+    "experiment": "grader.experiment",
 }
 
 
@@ -42,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("submission", nargs="?", help="the student's Python file")
     parser.add_argument(
-        "--format", choices=("json", "text"), default="json", help="report format (default: json)"
+        "--format", choices=("json", "text", "html"), default="json", help="report format (default: json)"
     )
     parser.add_argument("-o", "--output", type=Path, help="write the report to FILE, not stdout")
     parser.add_argument("--seed", type=int, default=0, help="seed for the inputs (default: 0)")
@@ -56,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
     add_option(parser)
+    parser.add_argument(
+        "--reproduce", metavar="CHECK_ID", help="grade one check and run its reproduction snippet"
+    )
     return parser
 
 
@@ -86,6 +90,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_PASSED
     if args.submission is None:
         parser.error("the submission file is required (or use --list)")
+    if args.reproduce:
+        from grader.reproduce import reproduce_check
+
+        return reproduce_check(
+            args.submission, args.reproduce, seed=args.seed, max_examples=args.max_examples
+        )
 
     # Start the worker's parent first: it imports torch on the other core while we do.
     from grader.sandbox import Zygote
@@ -105,6 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 only=args.only,
                 zygote=zygote,
                 checks=checks,
+                visuals=args.format == "html",
             )
         except UsageError as error:
             print(f"python -m grader: error: {error}", file=sys.stderr)

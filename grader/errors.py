@@ -12,9 +12,11 @@ from typing import Any
 
 
 class _CarriesInputs:
-    """Mixin: the drawn inputs of the example that raised, attached by the check's wrapper."""
+    """Mixin: the drawn inputs of the example that raised, and the calls it made to the student
+    (packed request, raw reply), attached by the check's wrapper."""
 
     inputs: dict[str, Any] | None = None
+    calls: list[tuple[bytes, dict[str, Any]]] | None = None
 
 
 class CheckFailed(_CarriesInputs, AssertionError):

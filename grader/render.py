@@ -7,6 +7,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
+from grader.notes import LOCKED
 from grader.report import CheckResult, Report
 
 _MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "timeout": "TIMEOUT", "skipped": "SKIP"}
@@ -71,6 +72,12 @@ def _check_text(result: CheckResult) -> list[str]:
     if result.traceback:
         lines.append(f"{pad}traceback:")
         lines += [pad + "  " + line for line in result.traceback.rstrip().splitlines()[-12:]]
+    if result.diagnosis:
+        lines += wrap(f"diagnosis: {result.diagnosis['name']}. {result.diagnosis['explanation']}")
+        lines += wrap("what to change: " + result.diagnosis["fix"])
+    if result.reproduce:
+        lines.append(f"{pad}reproduce it (python -m grader SUBMISSION --reproduce {result.id} runs this):")
+        lines += [(pad + "  " + line).rstrip() for line in result.reproduce.rstrip().splitlines()]
     return lines
 
 
@@ -82,7 +89,15 @@ def render_text(report: Report) -> str:
         lines += _check_text(result)
     if report.submission_output.strip():
         lines += ["", "What your code printed:", textwrap.indent(report.submission_output.rstrip(), "  ")]
+    lines += ["", report.notes.rstrip() if report.solved and report.notes else LOCKED]
     return "\n".join(lines) + "\n"
 
 
-FORMATS: dict[str, Callable[[Report], str]] = {"json": render_json, "text": render_text}
+def render_html(report: Report) -> str:
+    """One self-contained page (``grader.html_report``, which imports Plotly only when asked)."""
+    from grader.html_report import render_html as page
+
+    return page(report)
+
+
+FORMATS: dict[str, Callable[[Report], str]] = {"json": render_json, "text": render_text, "html": render_html}

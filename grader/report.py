@@ -9,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 Status = Literal["passed", "failed", "error", "timeout", "skipped"]
 STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "skipped")
 
@@ -37,6 +37,10 @@ class CheckResult:
     error_source: Literal["submission", "grader"] | None = None
     examples: int = 0
     duration_s: float = 0.0
+    # The catalogued mistake the failure shows (id, name, explanation, fix), when exactly one fits.
+    diagnosis: dict[str, str] | None = None
+    # A self-contained Python snippet that replays the failing call and prints expected vs actual.
+    reproduce: str | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,11 @@ class Report:
     submission_output: str = ""
     load_error: dict[str, Any] | None = None
     internal_error: str | None = None
+    # Every required check passed: the exercise is solved and its notes are unlocked.
+    solved: bool = False
+    notes: str | None = None
+    # Plot data computed with the student's functions, for the HTML report (None otherwise).
+    visuals: dict[str, Any] | None = None
     schema_version: str = SCHEMA_VERSION
     score: float = field(init=False)
     max_score: float = field(init=False)

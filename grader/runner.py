@@ -13,7 +13,7 @@ import hypothesis
 from hypothesis import HealthCheck, Phase, Verbosity
 from hypothesis.errors import Flaky, FlakyFailure
 
-from grader import display
+from grader import display, feedback
 from grader.checks import Check, Inputs, by_inputs
 from grader.errors import CheckFailed, SubmissionBroken, SubmissionRaised, SubmissionTimedOut
 from grader.report import CheckResult
@@ -158,6 +158,7 @@ def run_check(
             check.run_body(student, drawn)
         except (CheckFailed, SubmissionRaised) as signal:
             signal.inputs = check.drawn_for_me(drawn)
+            signal.calls = student.example_calls()
             raise
 
     test = _hypothesis_test(
@@ -180,6 +181,7 @@ def run_check(
             "message": failure.message,
             "hint": failure.hint,
             "counterexample": _counterexample(failure, failure.expected, failure.actual, failure.difference),
+            **feedback.explain(check, student, failure.calls),
         }
     except SubmissionRaised as raised:
         outcome = {
@@ -188,6 +190,7 @@ def run_check(
             "message": _raised_message(raised),
             "traceback": raised.error.get("traceback"),
             "counterexample": _counterexample(raised),
+            **feedback.explain(check, student, raised.calls),
         }
     except SubmissionBroken as broken:
         outcome = {

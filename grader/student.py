@@ -52,7 +52,29 @@ def _argument(value: Any) -> dict[str, Any]:
     raise TypeError(f"cannot send a {type(value).__name__} to the submission")
 
 
-def _outcome(reply: dict[str, Any]) -> Outcome:
+def request(
+    function: str,
+    *args: Any,
+    backward: tuple[int, ...] | None = None,
+    return_args: bool = False,
+    **kwargs: Any,
+) -> bytes:
+    """One call request for the worker, packed: the same call always packs to the same bytes."""
+    return wire.pack(
+        {
+            "op": "call",
+            "function": function,
+            "args": [_argument(arg) for arg in args],
+            "kwargs": {name: _argument(arg) for name, arg in kwargs.items()},
+            "backward": None if backward is None else list(backward),
+            "return_args": return_args,
+        }
+    )
+
+
+def outcome(reply: dict[str, Any]) -> Outcome:
+    """A successful reply as typed values (raises ``KeyError``, ``TypeError`` or ``WireError``
+    when it is malformed)."""
     grads = reply.get("grads")
     after = reply.get("args_after")
     problem = reply.get("grad_problem")
@@ -80,6 +102,7 @@ class Student:
         self._replies: dict[bytes, dict[str, Any]] = {}  # this example's calls
         # A function that hung once is not called again: every later check would wait as long.
         self._hung: dict[str, str] = {}
+        self._probes: dict[bytes, dict[str, Any]] = {}  # diagnosis probes, asked once each
 
     def begin_example(self) -> None:
         """A new Hypothesis example: count it, and forget the previous example's calls."""
@@ -143,25 +166,11 @@ class Student:
         Raises ``SubmissionRaised`` when the student's code raises.
         """
         self.require(function)
-        request = {
-            "op": "call",
-            "function": function,
-            "args": [_argument(arg) for arg in args],
-            "kwargs": {name: _argument(arg) for name, arg in kwargs.items()},
-            "backward": None if backward is None else list(backward),
-            "return_args": return_args,
-        }
+        data = request(function, *args, backward=backward, return_args=return_args, **kwargs)
         # Checks sharing an example often make the very same call: it is made once.
-        data = wire.pack(request)
         reply = self._replies.get(data)
         if reply is None:
-            timeout_s = self._call_timeout()
-            try:
-                reply = self._live_worker().request(data, timeout_s=timeout_s)
-            except SubmissionTimedOut as hang:
-                if timeout_s >= self.limits.call_timeout_s:  # the call's own limit, not a budget's
-                    self._hung[function] = hang.message
-                raise
+            reply = self.reply(function, data)
             self._replies[data] = reply
         if not reply.get("ok"):
             error = dict(reply.get("error") or {})
@@ -174,10 +183,41 @@ class Student:
         if reply.get("grad_error"):
             raise SubmissionRaised(f"the backward pass through {function}", reply["grad_error"])
         try:
-            return _outcome(reply)
+            return outcome(reply)
         except (KeyError, TypeError, wire.WireError) as error:
             message = f"the process running your code sent a corrupted reply ({error})"
             raise SubmissionBroken(message) from None
+
+    def reply(self, function: str, data: bytes, *, remember_hang: bool = True) -> dict[str, Any]:
+        """The worker's raw reply to one packed call request (see ``request``).
+
+        A function that hangs is not called again by later checks, unless ``remember_hang`` is
+        false (a diagnosis probe must not change the grade)."""
+        timeout_s = self._call_timeout()
+        try:
+            return self._live_worker().request(data, timeout_s=timeout_s)
+        except SubmissionTimedOut as hang:
+            if remember_hang and timeout_s >= self.limits.call_timeout_s:  # the call's own limit
+                self._hung[function] = hang.message
+            raise
+
+    def probe(self, function: str, data: bytes) -> dict[str, Any]:
+        """The raw reply to a diagnosis probe (outside any example), asked once per submission.
+
+        Raises ``SubmissionBroken`` or ``SubmissionTimedOut`` when the function cannot answer.
+        """
+        if data not in self._probes:
+            self.require(function)
+            deadline, self.deadline = self.deadline, None  # the failed check's budget is spent
+            try:
+                self._probes[data] = self.reply(function, data, remember_hang=False)
+            finally:
+                self.deadline = deadline
+        return self._probes[data]
+
+    def example_calls(self) -> list[tuple[bytes, dict[str, Any]]]:
+        """The calls made for the current example, as (packed request, raw reply) pairs."""
+        return list(self._replies.items())
 
     def _call_timeout(self) -> float:
         """The time one call may take: the call limit, within the check's and the grade's."""

@@ -182,9 +182,11 @@ class Worker:
             return {"grad_problem": "it does not require grad (it was detached from logp)"}
         wanted = [i for i, arg in enumerate(args) if isinstance(arg, torch.Tensor) and arg.requires_grad]
         try:
-            grads = torch.autograd.grad(
-                output, [args[i] for i in wanted], torch.ones_like(output), allow_unused=True
-            )
+            # The sum, not a seed of ones: the same gradients, without the lazy import (0.9 s)
+            # that a seed tensor costs a process that has not paid it yet (the trusted process
+            # replays calls through this code, grader.replay).
+            total = output if output.ndim == 0 else output.sum()
+            grads = torch.autograd.grad(total, [args[i] for i in wanted], allow_unused=True)
         except BaseException as exc:
             return {"grad_error": _error(exc, self.path)}
         described: list[Any] = [None] * len(args)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 import torch
@@ -44,24 +45,26 @@ def call_loss(student: Student, batch: LossBatch, *, frozen_requires_grad: bool 
     ``frozen_requires_grad``. Every check asks for everything, so that checks sharing an example
     make the very same call, which is then made once.
     """
+    return student.call(LOSS, *loss_arguments(batch, frozen_requires_grad), **LOSS_CALL, **hyper(batch))
+
+
+# How every check calls drgrpo_loss: differentiated, with the arguments sent back afterwards.
+LOSS_CALL = MappingProxyType({"backward": (0,), "return_args": True})
+
+
+def loss_arguments(batch: LossBatch, frozen_requires_grad: bool = False) -> tuple:
+    """The positional arguments of ``drgrpo_loss`` for ``batch``; ``logp`` requires grad."""
     logp = batch.logp.clone().requires_grad_(True)
     frozen = [batch.old_logp, batch.ref_logp, batch.advantages]
     if frozen_requires_grad:
         frozen = [t.clone().requires_grad_(True) for t in frozen]
     old_logp, ref_logp, advantages = frozen
-    hyper = {"clip_eps": batch.clip_eps, "beta": batch.beta} if batch.explicit else {}
-    return student.call(
-        LOSS,
-        logp,
-        old_logp,
-        ref_logp,
-        batch.mask,
-        advantages,
-        batch.max_len,
-        backward=(0,),
-        return_args=True,
-        **hyper,
-    )
+    return (logp, old_logp, ref_logp, batch.mask, advantages, batch.max_len)
+
+
+def hyper(batch: LossBatch) -> dict[str, float]:
+    """clip_eps and beta as keyword arguments, or none when the batch relies on the defaults."""
+    return {"clip_eps": batch.clip_eps, "beta": batch.beta} if batch.explicit else {}
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,10 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 
 NAME = "group_size == 1 accepted"
 TARGET = "drgrpo_advantages"
+IDEA = "group_size_validation"
 CAUGHT_BY = ("advantages_invalid_group_size",)
+FIX = """Reject group_size < 2 (and any group size that does not divide rewards.numel()) with a
+ValueError: a group of one has no peers to compare with, so its advantage means nothing."""
 
 
 def drgrpo_advantages(rewards, group_size):

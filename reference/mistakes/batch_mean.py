@@ -1,5 +1,7 @@
-"""Subtracts the mean reward of the whole batch instead of each group's mean, so groups
-leak into each other and a group's advantages no longer sum to zero."""
+"""Subtracts the mean reward of the whole batch instead of each group's mean. Advantages must
+compare a response only with the other responses to the same prompt: with a batch mean, an easy
+prompt's responses all look good and a hard prompt's all look bad, the groups leak into each
+other, and a group's advantages no longer sum to zero."""
 
 import torch
 
@@ -8,6 +10,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "batch mean instead of group mean"
 TARGET = "drgrpo_advantages"
 CAUGHT_BY = ("advantages_match_reference", "advantages_groups_sum_to_zero", "advantages_groups_independent")
+FIX = """Reshape the rewards to [B, G] (groups are contiguous) and subtract the mean over
+dim=1, with keepdim=True, then flatten back to [B*G]."""
 
 
 def drgrpo_advantages(rewards, group_size):

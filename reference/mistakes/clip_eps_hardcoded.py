@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "clip_eps hard-coded"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_matches_reference",)
+FIX = """Pass the clip_eps argument through to token_objective (and token_statistics) instead
+of the literal 0.2."""
 
 
 def drgrpo_advantages(rewards, group_size):

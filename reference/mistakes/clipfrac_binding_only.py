@@ -1,5 +1,7 @@
-"""Counts a token in clipfrac only where the clip binds for its advantage's sign (ratio above
-1 + eps with A > 0, below 1 - eps with A < 0), not wherever abs(ratio - 1) > clip_eps."""
+"""Counts a token in clipfrac only where the clip binds for its advantage's sign (ratio above 1 +
+clip_eps with A > 0, below 1 - clip_eps with A < 0). That is a sensible diagnostic, but not the
+exercise's: clipfrac is the fraction of valid tokens whose ratio lies outside [1 - clip_eps, 1
++ clip_eps], whichever the advantage's sign."""
 
 import torch
 
@@ -8,6 +10,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "clipfrac counted only where the clip binds"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("stats_match_reference",)
+FIX = """Count every valid token with abs(ratio - 1) > clip_eps, whatever the sign of its
+advantage, and divide by the number of valid tokens (token_statistics does exactly this)."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "an extra key in stats"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("stats_keys",)
+FIX = """Return exactly the keys kl_mean, clipfrac and ratio_mean (token_statistics' dict as it
+is); log the loss separately."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "advantages cast to float32"
 TARGET = "drgrpo_advantages"
 CAUGHT_BY = ("advantages_shape_dtype_device", "advantages_match_reference")
+FIX = """Do not cast with .float(): compute in the rewards' own dtype, so float64 rewards give
+float64 advantages."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "group axis kept in the advantages"
 TARGET = "drgrpo_advantages"
 CAUGHT_BY = ("advantages_shape_dtype_device",)
+FIX = """Flatten the centered [B, G] tensor back to [B*G] with .reshape(-1) before returning
+it."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -1,5 +1,7 @@
-"""Divides the centered rewards by the group's population standard deviation plus an eps
-"to keep the scale stable": that is GRPO's difficulty normalization again."""
+"""Divides the centered rewards by the group's population standard deviation plus an eps "to keep
+the scale stable". Whichever std and whichever eps, that is GRPO's difficulty normalization
+again: questions that are almost always right or almost always wrong (a small std) get their
+advantages blown up, and multiplying the rewards by c no longer multiplies the advantages by c."""
 
 import torch
 
@@ -7,7 +9,9 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 
 NAME = "population std scaling (difficulty bias)"
 TARGET = "drgrpo_advantages"
+IDEA = "std_scaling"
 CAUGHT_BY = ("advantages_match_reference", "advantages_scale_linear")
+FIX = """Drop the division: Dr. GRPO's advantage is only r_i - mean(rewards of i's group)."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -8,6 +8,8 @@ from reference.provided import token_objective, token_statistics
 NAME = "padding zeroed in place"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_inputs_untouched",)
+FIX = """Build new tensors instead of editing the caller's: masked_fill (no underscore) or
+torch.where, or simply masked_logprobs."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "rewards centered in place"
 TARGET = "drgrpo_advantages"
 CAUGHT_BY = ("advantages_input_untouched",)
+FIX = """Compute a new tensor, rewards - means, instead of rewards -= ...: the caller still
+needs its rewards after the call."""
 
 
 def drgrpo_advantages(rewards, group_size):

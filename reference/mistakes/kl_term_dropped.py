@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "KL term dropped"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_matches_reference",)
+FIX = """Pass beta through to token_objective: the exercise keeps the KL penalty (default 0.04)
+so that only the two normalizations change; beta = 0 is the caller's choice, not yours."""
 
 
 def drgrpo_advantages(rewards, group_size):

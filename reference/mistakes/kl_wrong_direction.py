@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_statistics
 NAME = "k3 KL estimator reversed"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_matches_reference", "stats_match_reference")
+FIX = """Use the log-ratio ref_logp - logp: kl = exp(ref_logp - logp) - (ref_logp - logp) - 1,
+or call token_objective, which computes it for you."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -1,5 +1,6 @@
-"""Uses the leave-one-out (RLOO) baseline, the mean of the other responses in the group,
-which scales the centered rewards by G / (G - 1) instead of subtracting the group mean."""
+"""Uses the leave-one-out (RLOO) baseline, the mean of the other responses of the group. It is
+unbiased and centered, but equals G / (G - 1) times the exercise's advantage: Dr. GRPO
+subtracts the mean of the whole group, the response itself included."""
 
 import torch
 
@@ -8,6 +9,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "leave-one-out (RLOO) baseline"
 TARGET = "drgrpo_advantages"
 CAUGHT_BY = ("advantages_match_reference",)
+FIX = """Subtract the mean of the whole group (the response itself included): grouped -
+grouped.mean(dim=1, keepdim=True)."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -1,5 +1,6 @@
-"""Divides by N times the longest response in the batch rather than the generation limit
-max_len, so the constant depends on the batch."""
+"""Divides by N times the longest response in the batch rather than by N * max_len, the generation
+limit. The constant then depends on the batch: when a long response joins or leaves the batch,
+every other token's gradient changes, which is a length bias again, only a batch-wide one."""
 
 import torch
 
@@ -8,6 +9,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "longest response instead of max_len"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_matches_reference", "loss_equal_token_weights")
+FIX = """Use the max_len argument (the caller's fixed generation limit), not the longest
+response: loss = -sum / (N * max_len)."""
 
 
 def drgrpo_advantages(rewards, group_size):

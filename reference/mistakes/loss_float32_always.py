@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "loss computed in float32"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_return_structure",)
+FIX = """Do not cast with .float(): compute in logp's dtype, so float64 inputs give a float64
+loss."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "loss returned as a Python float"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_return_structure", "loss_matches_reference")
+FIX = """Return the loss tensor itself; call .item() only where you log it. The caller needs
+loss.backward()."""
 
 
 def drgrpo_advantages(rewards, group_size):

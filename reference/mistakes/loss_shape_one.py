@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "loss of shape [1]"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_return_structure",)
+FIX = """Reduce with .sum() to a 0-dimensional tensor instead of accumulating into
+new_zeros(1): the loss must have shape ()."""
 
 
 def drgrpo_advantages(rewards, group_size):

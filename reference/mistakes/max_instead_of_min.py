@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_statistics
 NAME = "max instead of min in the clipped surrogate"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_matches_reference",)
+FIX = """Take torch.minimum of the unclipped and clipped terms (or call token_objective): the
+surrogate is pessimistic, it never lets a ratio outside the clip range improve the objective."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -1,5 +1,6 @@
-"""Divides the summed objective by max_len only, forgetting the number of responses N, so the
-loss grows with the batch size."""
+"""Divides the summed objective by max_len only and forgets N, the number of responses. Tokens
+still weigh the same whatever their response's length, but the loss and its gradient grow with
+the batch size, so the learning rate would have to change with it."""
 
 import torch
 
@@ -8,6 +9,7 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "no N in the denominator"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_matches_reference", "loss_equal_token_weights")
+FIX = """Divide by N * max_len, with N = logp.shape[0] the number of responses in the batch."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -1,11 +1,14 @@
-"""Isolates padding by multiplying the scores by the mask instead of selecting with torch.where;
-inf * 0 is nan, so inf padding turns the loss and gradient into nan."""
+"""Isolates padding by multiplying the scores by the mask instead of selecting them away. Padded
+positions may hold anything, inf and nan included, and inf * 0 is nan (and so is exp(inf) * 0):
+one bad padded value turns the whole loss and gradient into nan."""
 
 from reference.provided import token_objective, token_statistics
 
 NAME = "padding multiplied by the mask (inf * 0 = nan)"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_padding_isolated", "loss_matches_reference")
+FIX = """Select the padding away before computing anything from it: masked_logprobs, or
+torch.where(mask.bool(), x, torch.zeros_like(x)), and torch.where again on the objective."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -1,5 +1,6 @@
-"""Sums each response's masked objective and averages over responses, dividing by N only and
-never by max_len."""
+"""Sums each response's masked objective and averages over responses: it divides by N but never by
+max_len. Tokens weigh the same whatever their response's length, but the gradient is max_len
+times too large, so its scale depends on the generation limit."""
 
 import torch
 
@@ -8,6 +9,7 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "no max_len in the denominator"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_matches_reference", "loss_equal_token_weights")
+FIX = """Divide the summed masked objective by N * max_len, not by N alone."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_objective
 NAME = "stats are nan with no valid token"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("stats_zero_without_tokens",)
+FIX = """Divide by the valid-token count clamped to at least 1 (count.clamp(min=1)), so that
+with no valid token the stats are 0 / 1 = 0, or use token_statistics."""
 
 
 def drgrpo_advantages(rewards, group_size):

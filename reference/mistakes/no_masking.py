@@ -1,11 +1,14 @@
 """Ignores the mask in the loss and sums the token objective over every position, padding
-included; only the stats use the mask."""
+included. Padded positions then add made-up tokens to every response (and nan or inf when they
+hold it), and a batch with no valid token still has a loss."""
 
 from reference.provided import token_objective, token_statistics
 
 NAME = "no padding isolation"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_matches_reference", "loss_padding_isolated", "loss_zero_valid_tokens")
+FIX = """Isolate padding with masked_logprobs (or torch.where) before token_objective, and sum
+the objective only where mask is 1."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -7,7 +7,10 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 
 NAME = "group_size not validated"
 TARGET = "drgrpo_advantages"
+IDEA = "group_size_validation"
 CAUGHT_BY = ("advantages_invalid_group_size",)
+FIX = """Check group_size before reshaping: raise ValueError when it is below 2 or does not
+divide rewards.numel()."""
 
 
 def drgrpo_advantages(rewards, group_size):

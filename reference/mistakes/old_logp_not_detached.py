@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_statistics
 NAME = "old and reference scores not detached"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_frozen_inputs",)
+FIX = """Detach old_logp, ref_logp and the advantages (token_objective does it for you): they
+are fixed data for this step, and only logp may receive a gradient."""
 
 
 def drgrpo_advantages(rewards, group_size):

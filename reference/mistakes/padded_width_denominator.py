@@ -1,5 +1,6 @@
-"""Takes the mean over all N * L positions of the masked objective, dividing by the padded width
-L instead of max_len, so adding padding columns shrinks every gradient."""
+"""Takes the mean over all N * L positions of the masked objective, so it divides by the padded
+width L instead of max_len. L is an accident of batching (the longest response, or the padding
+the collator chose): adding padding columns shrinks every token's gradient."""
 
 import torch
 
@@ -8,6 +9,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "padded width L instead of max_len"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_matches_reference", "loss_equal_token_weights", "loss_fixed_denominator")
+FIX = """Sum the masked objective and divide by N * max_len, using the max_len argument;
+.mean() over the padded [N, L] tensor divides by N * L."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -1,5 +1,7 @@
-"""Keeps GRPO's length normalization: averages each response's valid tokens, then averages over
-responses, so tokens of long responses get smaller gradients than tokens of short ones."""
+"""Keeps GRPO's length normalization: averages each response's objective over its own valid
+tokens, then averages over responses. A token of a 20-token response then weighs 4x less than a
+token of a 5-token response with the same advantage, so long wrong answers are penalized less
+per token and grow: the length bias Dr. GRPO removes."""
 
 import torch
 
@@ -8,6 +10,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "per-response mean (GRPO's length bias)"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_matches_reference", "loss_equal_token_weights")
+FIX = """Do not divide by each response's length: sum the masked objective over the whole batch
+and divide once by the fixed N * max_len."""
 
 
 def drgrpo_advantages(rewards, group_size):

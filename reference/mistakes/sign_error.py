@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "loss sign flipped"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_matches_reference", "loss_equal_token_weights")
+FIX = """Return the negated objective: loss = -sum / (N * max_len). The optimizer minimizes the
+loss, and the objective is to be maximized."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -1,5 +1,6 @@
-"""Averages the stats over all N * L positions, padding included, instead of over the valid
-tokens only, so padding dilutes them (and ratio_mean is 1 with no valid token)."""
+"""Averages the stats over all N * L positions, padding included, instead of over the valid tokens
+only. Padding dilutes them (clipfrac and kl_mean look smaller than they are, ratio_mean drifts
+towards the padding's ratio), and they change with the padded width."""
 
 import torch
 
@@ -8,6 +9,8 @@ from reference.provided import masked_logprobs, token_objective
 NAME = "stats averaged over padding"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("stats_match_reference", "stats_zero_without_tokens")
+FIX = """Average over valid tokens only: sum where the mask is 1 and divide by the number of
+valid tokens (at least 1), as token_statistics does."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_objective
 NAME = "stats not detached"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("stats_detached_scalars",)
+FIX = """Detach ratio and kl before averaging them (or use token_statistics): diagnostics are
+for logging, not for training."""
 
 
 def drgrpo_advantages(rewards, group_size):

@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "stats as Python floats"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("stats_detached_scalars",)
+FIX = """Return the stats as detached 0-dimensional tensors (token_statistics' dict as it is);
+convert with .item() only where you log them."""
 
 
 def drgrpo_advantages(rewards, group_size):

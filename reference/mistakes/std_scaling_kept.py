@@ -1,5 +1,7 @@
-"""Keeps GRPO's division by the group's standard deviation (plus 1e-6), so the
-difficulty bias is back and scaling the rewards no longer scales the advantages."""
+"""Keeps GRPO's division by the group's standard deviation. Questions that are almost always right
+or almost always wrong have a small std, so their advantages are blown up: the difficulty bias
+Dr. GRPO removes. And multiplying every reward by c no longer multiplies the advantages by c,
+so the reward's scale stops being a training knob."""
 
 import torch
 
@@ -7,7 +9,10 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 
 NAME = "GRPO's std scaling kept (difficulty bias)"
 TARGET = "drgrpo_advantages"
+IDEA = "std_scaling"
 CAUGHT_BY = ("advantages_match_reference", "advantages_scale_linear")
+FIX = """Only center: advantage = r_i - mean(rewards of i's group), with no division by the std
+(and no eps)."""
 
 
 def drgrpo_advantages(rewards, group_size):

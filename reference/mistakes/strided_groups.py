@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "strided instead of contiguous groups"
 TARGET = "drgrpo_advantages"
 CAUGHT_BY = ("advantages_match_reference", "advantages_groups_sum_to_zero", "advantages_groups_independent")
+FIX = """Groups are contiguous: rewards[k*G:(k+1)*G] is group k, so reshape to [B, G] with
+reshape(-1, group_size) and take the mean over dim=1."""
 
 
 def drgrpo_advantages(rewards, group_size):

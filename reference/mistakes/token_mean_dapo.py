@@ -1,5 +1,7 @@
 """Divides by the number of valid tokens in the batch (DAPO's token-level mean) instead of the
-fixed N * max_len, so every response's lengths change every token's weight."""
+fixed N * max_len. Within one batch every token weighs the same, but the weight depends on how
+long all the batch's responses are: other responses' lengths change each token's gradient,
+which Dr. GRPO's constant denominator rules out."""
 
 import torch
 
@@ -8,6 +10,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "token mean over the batch (DAPO)"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_matches_reference", "loss_equal_token_weights", "loss_fixed_denominator")
+FIX = """Divide by the fixed N * max_len instead of the number of valid tokens, so that no
+response's length changes another response's weights."""
 
 
 def drgrpo_advantages(rewards, group_size):

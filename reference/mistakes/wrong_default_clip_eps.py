@@ -8,6 +8,8 @@ from reference.provided import masked_logprobs, token_objective, token_statistic
 NAME = "wrong default clip_eps"
 TARGET = "drgrpo_loss"
 CAUGHT_BY = ("loss_matches_reference",)
+FIX = """Declare clip_eps=0.2 (and beta=0.04) as the defaults, as the exercise's signature
+does."""
 
 
 def drgrpo_advantages(rewards, group_size):

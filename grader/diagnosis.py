@@ -1,0 +1,73 @@
+"""Naming the wrong idea behind a failed check, from the catalogue of classic mistakes.
+
+A failed check says that a submission is wrong; a diagnosis says which idea is wrong. The
+catalogued mistakes (``reference.mistakes``) are complete wrong submissions of our own, so they
+run here, in the trusted process, on the very calls the failing example made to the student's
+worker, and on a few more calls drawn for the purpose (``properties.probes``), for which the
+student's worker is asked too. A mistake is named only when the student's replies agree with
+its replies on every one of those calls, within the dtype's tolerance, and when no mistake of
+another idea agrees as well: a correct submission or an unrelated bug is never given a name.
+
+Only failing checks pay for this, and the student's answers to the probes are asked for once
+per submission (``Student.probe``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from grader import replay, wire
+from grader.errors import SubmissionBroken, SubmissionTimedOut
+from grader.student import Student
+from properties.probes import PROBES
+from reference.mistakes import Mistake, catalogue
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The catalogued mistake a submission makes, as the report shows it."""
+
+    id: str
+    name: str
+    explanation: str
+    fix: str
+
+    @classmethod
+    def of(cls, mistake: Mistake) -> Diagnosis:
+        return cls(mistake.id, mistake.name, mistake.explanation, mistake.fix)
+
+
+def diagnose(target: str, student: Student, calls: list[tuple[bytes, dict[str, Any]]]) -> Diagnosis | None:
+    """The mistake the student's ``target`` makes, judged from the failing example's ``calls``
+    (packed request, the student's reply) and the probes; None unless exactly one idea fits."""
+    matching = [m for m in catalogue() if m.target == target]
+    matching = _agreeing(matching, calls)
+    for data in PROBES[target]() if matching else ():
+        try:
+            reply = student.probe(target, data)
+        except (SubmissionBroken, SubmissionTimedOut):
+            return None
+        matching = _agreeing(matching, [(data, reply)])
+        if not matching:
+            return None
+    if not matching or len({m.idea for m in matching}) != 1:
+        return None
+    return Diagnosis.of(matching[0])
+
+
+def _agreeing(mistakes: list[Mistake], calls: list[tuple[bytes, dict[str, Any]]]) -> list[Mistake]:
+    """The mistakes whose replies to every call agree with the student's."""
+    found = []
+    for mistake in mistakes:
+        module = mistake.module()
+        if all(_agrees(module, data, reply) for data, reply in calls):
+            found.append(mistake)
+    return found
+
+
+def _agrees(module: Any, data: bytes, reply: dict[str, Any]) -> bool:
+    function = wire.unpack(data)["function"]
+    if not hasattr(module, function):
+        return False
+    return replay.agree(reply, replay.replay(module, data), replay.call_dtype(data))

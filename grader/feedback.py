@@ -1,0 +1,28 @@
+"""What a failed check adds to its result: the diagnosis and the reproduction snippet.
+
+Both are computed from the failing example's calls (``CheckFailed.calls``), in the trusted
+process, with the student's worker still live for the diagnosis probes. Passing checks pay
+nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from grader import diagnosis, reproduce
+from grader.checks import Check
+from grader.student import Student
+
+
+def explain(
+    check: Check, student: Student, calls: list[tuple[bytes, dict[str, Any]]] | None
+) -> dict[str, Any]:
+    """``diagnosis`` and ``reproduce`` for a check that failed on an example with ``calls``."""
+    if not calls:
+        return {}
+    found = diagnosis.diagnose(check.target, student, calls)
+    return {
+        "diagnosis": None if found is None else dataclasses.asdict(found),
+        "reproduce": reproduce.snippet(check.id, student.path, calls),
+    }

@@ -1,0 +1,225 @@
+"""Diagnosis precision, and reproduction snippets that run and show the mismatch.
+
+The grades come from the session-cached ``graded`` fixture with default options, which the
+grading tests ask for too: diagnosing the whole catalogue costs nothing more here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from conftest import MISTAKES as MISTAKE_FOLDER
+from conftest import SOLUTION, SUBMISSIONS, TEMPLATE, fixtures
+
+from grader import diagnosis, replay, reproduce, values
+from grader.api import builtin_checks
+from grader.render import render_text
+from properties.common import ADVANTAGES
+from properties.probes import PROBES, advantage_probes
+from reference import solution
+from reference.mistakes import Mistake, catalogue
+
+MISTAKES = catalogue()
+NOT_CATALOGUED = fixtures("unrelated") + fixtures("broken") + [TEMPLATE]
+NOT_WRONG = [*fixtures("correct"), SOLUTION]
+
+
+def not_passed(report):
+    return [c for c in report.checks if c.status in ("failed", "error")]
+
+
+def test_every_check_catches_a_catalogued_mistake():
+    caught = {check_id for m in MISTAKES for check_id in m.caught_by}
+    assert caught == {c.id for c in builtin_checks()}
+
+
+def test_every_mistake_explains_itself_and_says_what_to_change():
+    for mistake in MISTAKES:
+        assert len(mistake.explanation) > 60, mistake.id
+        assert len(mistake.fix) > 30, mistake.id
+        assert mistake.idea, mistake.id
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
+def test_each_mistake_is_named_on_every_check_it_fails(graded, mistake: Mistake):
+    failing = not_passed(graded(mistake.path))
+    assert failing
+    named = {c.id: (c.diagnosis or {}).get("id") for c in failing}
+    assert named == {c.id: mistake.id for c in failing}
+    for result in failing:
+        assert result.diagnosis["name"] == mistake.name
+        assert result.diagnosis["fix"] == mistake.fix
+        assert result.reproduce, result.id
+
+
+@pytest.mark.parametrize("path", NOT_CATALOGUED, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_other_bugs_get_no_diagnosis(graded, path):
+    failing = not_passed(graded(path))
+    assert failing, "the fixture must fail some check"
+    assert [c.id for c in failing if c.diagnosis] == []
+
+
+@pytest.mark.parametrize("path", NOT_WRONG, ids=lambda p: p.stem)
+def test_correct_submissions_get_no_diagnosis(graded, path):
+    report = graded(path)
+    assert report.solved and report.notes
+    assert all(c.diagnosis is None and c.reproduce is None for c in report.checks)
+
+
+def test_the_bundled_length_biased_example_is_diagnosed(graded):
+    from conftest import ROOT
+
+    report = graded(ROOT / "examples" / "drgrpo_length_biased.py")
+    assert {c.diagnosis["id"] for c in not_passed(report)} == {"per_response_mean"}
+    assert not report.solved and report.notes is None
+
+
+def _tensor(data, dtype="float32"):
+    return values.TensorValue("torch.Tensor", dtype, data.shape, "cpu", False, False, data)
+
+
+def test_agreement_is_dtype_aware_and_strict_beyond_rounding():
+    base = np.array([0.1234567, -2.5, 1e-3])
+    rounding = base * (1 + 3e-7)  # float32 rounding noise
+    assert replay._same(_tensor(rounding), _tensor(base), 1e-4, "returns")
+    # A denominator off by one token in nine (the smallest classic mistake) never agrees.
+    assert not replay._same(_tensor(base * 9 / 8), _tensor(base), 1e-4, "returns")
+    assert not replay._same(_tensor(rounding, "float64"), _tensor(base, "float64"), 1e-10, "returns")
+    assert not replay._same(_tensor(base, "float64"), _tensor(base), 1e-4, "returns")  # dtype
+    nan = np.array([np.nan, 1.0])
+    assert replay._same(_tensor(nan), _tensor(nan.copy()), 1e-4, "returns")
+    assert not replay._same(_tensor(np.array([0.0, 1.0])), _tensor(nan), 1e-4, "returns")
+
+    # The stats' keys may come in any order; their values still count.
+    def stats(keys, scale=1.0):
+        numbers = tuple(_tensor(np.array(scale * len(k))) for k in keys)
+        return values.DictValue(tuple(keys), ("str",) * len(keys), numbers, len(keys))
+
+    assert replay._same(stats(["kl_mean", "clipfrac"]), stats(["clipfrac", "kl_mean"]), 1e-4, "returns")
+    assert not replay._same(stats(["kl_mean", "clipfrac"]), stats(["clipfrac", "kl_mean"], 2.0), 1e-4, "x")
+    # No gradient and a zero gradient say the same.
+    assert replay._same(None, _tensor(np.zeros(3)), 1e-4, "grad 1")
+    assert not replay._same(None, _tensor(np.ones(3)), 1e-4, "grad 1")
+
+
+def test_text_report_shows_diagnosis_and_snippet(graded):
+    text = render_text(graded(MISTAKE_FOLDER / "multiply_by_mask.py"))
+    assert "diagnosis: padding multiplied by the mask (inf * 0 = nan)." in text
+    assert "what to change: Select the padding away" in text
+    assert "--reproduce loss_padding_isolated runs this" in text
+    assert "SUBMISSION = " in text
+    assert "The exercise notes unlock when every required check passes." in text
+
+
+# Mistakes of every kind of mismatch: values, an exception's type, an edited input, a type,
+# gradients that should not exist.
+REPRODUCED = (
+    "per_response_mean",
+    "no_validation",
+    "inplace_rewards",
+    "stats_python_floats",
+    "group_axis_kept",
+    "old_logp_not_detached",
+)
+
+
+def _snippets(graded) -> list[tuple[str, str]]:
+    found = []
+    for mistake in MISTAKES:
+        if mistake.id in REPRODUCED:
+            result = not_passed(graded(mistake.path))[0]
+            found.append((mistake, result.reproduce))
+    return found
+
+
+def test_snippets_run_and_show_the_mismatch(graded):
+    snippets = _snippets(graded)
+    assert len(snippets) == len(REPRODUCED)
+    for mistake, code in snippets:
+        assert "reference.solution" not in code and "reference.mistakes" not in code
+        assert f"SUBMISSION = {str(mistake.path)!r}" in code
+    # One process for all of them (each imports torch once otherwise).
+    script = "\n".join(f"print('=== {m.id}')\nexec({code!r}, {{}})" for m, code in snippets)
+    ran = reproduce.run(script)
+    assert ran.returncode == 0, ran.stderr
+    sections = ran.stdout.split("=== ")[1:]
+    assert [s.split("\n", 1)[0] for s in sections] == [m.id for m, _ in snippets]
+    for section in sections:
+        assert "DIFFERENT" in section, section
+        assert "expected:" in section and "actual:" in section
+
+
+def test_snippets_expect_what_the_reference_gives(graded):
+    """The embedded expected values are right: the reference solution agrees with all of them."""
+    script = "\n".join(
+        f"exec({code.replace(repr(str(m.path)), repr(str(SOLUTION)))!r}, {{}})"
+        for m, code in _snippets(graded)
+    )
+    ran = reproduce.run(script)
+    assert ran.returncode == 0, ran.stderr
+    assert "DIFFERENT" not in ran.stdout
+    assert ran.stdout.count(": same") >= len(REPRODUCED)
+
+
+def test_reproduce_option_runs_the_snippet(tmp_path):
+    from test_cli import run
+
+    done = run(
+        MISTAKE_FOLDER / "per_response_mean.py",
+        "--reproduce",
+        "loss_equal_token_weights",
+        "--max-examples",
+        10,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("FAILED loss_equal_token_weights: ")
+    assert "logp.grad: DIFFERENT" in done.stdout
+    unknown = run(SUBMISSIONS / "correct" / "python_loops.py", "--reproduce", "no_such_check")
+    assert unknown.returncode == 2 and "unknown check id" in unknown.stderr
+
+
+class Replayed:
+    """A stand-in for a student's worker: its replies come from a trusted module replayed here."""
+
+    def __init__(self, module) -> None:
+        self.module = module
+
+    def probe(self, function: str, data: bytes) -> dict:
+        return replay.replay(self.module, data)
+
+
+def _diagnose(module, target: str):
+    first = PROBES[target]()[0]
+    return diagnosis.diagnose(target, Replayed(module), [(first, replay.replay(module, first))])
+
+
+def _load(path):
+    spec = importlib.util.spec_from_file_location(f"fixture_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_diagnosis_in_process_names_each_mistake_and_nothing_else():
+    for mistake in MISTAKES:
+        found = _diagnose(mistake.module(), mistake.target)
+        assert found is not None and found.id == mistake.id, mistake.id
+    for target in PROBES:
+        assert _diagnose(solution, target) is None
+        for path in fixtures("unrelated"):
+            assert _diagnose(_load(path), target) is None, path.stem
+
+
+def test_only_one_idea_is_ever_named(monkeypatch):
+    # With valid group sizes only, the two ways of not validating group_size answer alike.
+    valid_only = {ADVANTAGES: lambda: advantage_probes()[:3]}
+    monkeypatch.setattr(diagnosis, "PROBES", valid_only)
+    found = _diagnose(solution, ADVANTAGES)
+    assert found is not None and found.id == "accepts_group_size_one"
+    # Were they two ideas, neither would be named.
+    split = tuple(replace(m, idea=m.id) for m in MISTAKES)
+    monkeypatch.setattr(diagnosis, "catalogue", lambda: split)
+    assert _diagnose(solution, ADVANTAGES) is None
