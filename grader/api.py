@@ -7,6 +7,7 @@ import platform
 import time
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,10 @@ import torch
 
 import grader
 from grader import parallel
+from grader import rubric as rubrics
 from grader.checks import Check, collect
 from grader.report import Report
+from grader.rubric import Rubric, RubricError
 from grader.runner import grading_settings, run_checks
 from grader.sandbox import Limits, Zygote, ZygoteLink, cut_output, protections
 from grader.student import Student
@@ -29,6 +32,26 @@ class UsageError(ValueError):
 
 def builtin_checks() -> tuple[Check, ...]:
     return collect(MODULES)
+
+
+@dataclass(frozen=True)
+class Graded:
+    """The checks as a rubric grades them, and which rubric that was."""
+
+    checks: tuple[Check, ...]
+    source: str
+
+
+def rubric_checks(rubric: Rubric | str | Path | None = None) -> Graded:
+    """The one place where a rubric is applied to the built-in checks, before any grading."""
+    try:
+        if rubric is None:
+            rubric = rubrics.default()
+        elif not isinstance(rubric, Rubric):
+            rubric = rubrics.load(rubric)
+        return Graded(rubric.apply(builtin_checks()), rubric.source)
+    except RubricError as error:
+        raise UsageError(str(error)) from None
 
 
 def select(checks: Sequence[Check], only: Sequence[str] | None) -> tuple[Check, ...]:
@@ -51,11 +74,14 @@ def grade(
     limits: Limits | None = None,
     zygote: Zygote | None = None,
     jobs: int = 2,
+    rubric: Rubric | str | Path | None = None,
 ) -> Report:
     """Grade one submission file. Never raises for anything the submission does.
 
-    Raises ``UsageError`` for a missing file or an unknown check id. Any failure of the grader
-    itself still returns a valid report, with ``internal_error`` set.
+    ``rubric``: a ``Rubric``, the path of a rubric file, or None for the packaged default
+    (``Rubric()`` grades by the declarations alone). Raises ``UsageError`` for a missing file, an
+    unknown check id or a bad rubric. Any failure of the grader itself still returns a valid
+    report, with ``internal_error`` set.
     """
     started = time.monotonic()
     path = Path(submission)
@@ -64,8 +90,10 @@ def grade(
     if max_examples < 1:
         raise UsageError(f"--max-examples must be at least 1, got {max_examples}")
     limits = limits or Limits()
-    checks = select(builtin_checks(), only)
+    chosen = rubric_checks(rubric)
+    checks = select(chosen.checks, only)
     meta = _metadata(seed, max_examples, limits)
+    meta["rubric"] = chosen.source
     own_zygote = zygote is None
     try:
         zygote = zygote or Zygote()

@@ -38,7 +38,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("submission", nargs="?", help="the student's Python file")
     parser.add_argument(
-        "--format", choices=("json", "text"), default="json", help="report format (default: json)"
+        "--format",
+        choices=("json", "text", "gradescope", "prairielearn", "junit", "autolab"),
+        default="json",
+        help="report format (default: json)",
+    )
+    parser.add_argument(
+        "--rubric", type=Path, help="TOML file of points and visibility per check (default: the packaged one)"
     )
     parser.add_argument("-o", "--output", type=Path, help="write the report to FILE, not stdout")
     parser.add_argument("--seed", type=int, default=0, help="seed for the inputs (default: 0)")
@@ -54,10 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _list_checks() -> str:
-    from grader.api import builtin_checks
+def _list_checks(rubric: Path | None) -> str:
+    from grader.api import rubric_checks
 
-    checks = builtin_checks()
+    checks = rubric_checks(rubric).checks
     width = max(len(c.id) for c in checks)
     lines = [f"{'id':<{width}}  points  visibility  target             description"]
     for c in checks:
@@ -73,7 +79,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.list:
-        sys.stdout.write(_list_checks())
+        from grader.api import UsageError
+
+        try:
+            sys.stdout.write(_list_checks(args.rubric))
+        except UsageError as error:
+            parser.error(str(error))
         return EXIT_PASSED
     if args.submission is None:
         parser.error("the submission file is required (or use --list)")
@@ -84,11 +95,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     zygote = Zygote()
     try:
         from grader.api import UsageError, grade, unusable
+        from grader.platforms import FORMATS as PLATFORM_FORMATS
         from grader.render import FORMATS, summary_line
 
         try:
             report = grade(
-                args.submission, seed=args.seed, max_examples=args.max_examples, only=args.only, zygote=zygote
+                args.submission,
+                seed=args.seed,
+                max_examples=args.max_examples,
+                only=args.only,
+                zygote=zygote,
+                rubric=args.rubric,
             )
         except UsageError as error:
             print(f"python -m grader: error: {error}", file=sys.stderr)
@@ -97,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     finally:
         zygote.close()
-    text = FORMATS[args.format](report)
+    text = (FORMATS | PLATFORM_FORMATS)[args.format](report)
     if args.output is not None:
         args.output.write_text(text)
     else:

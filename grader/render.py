@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from grader.report import CheckResult, Report
+from grader.visibility import for_students
 
 _MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "timeout": "TIMEOUT", "skipped": "SKIP"}
 
@@ -74,12 +75,17 @@ def _check_text(result: CheckResult) -> list[str]:
     return lines
 
 
+def check_lines(result: CheckResult) -> list[str]:
+    """One check as the text report shows it (the platform formats reuse it)."""
+    return _check_text(result)
+
+
 def render_text(report: Report) -> str:
     lines = [summary_line(report), ""]
     if report.internal_error:
         lines += ["The grader itself failed (this is not your fault):", report.internal_error]
     for result in report.checks:
-        lines += _check_text(result)
+        lines += _check_text(for_students(result))
     if report.submission_output.strip():
         lines += ["", "What your code printed:", textwrap.indent(report.submission_output.rstrip(), "  ")]
     return "\n".join(lines) + "\n"
