@@ -18,7 +18,9 @@ from pathlib import Path
 
 EXIT_PASSED, EXIT_FAILED, EXIT_GRADER = 0, 1, 2
 # name -> module with main(argv) -> int
-COMMANDS: dict[str, str] = {}
+COMMANDS: dict[str, str] = {
+    "batch": "grader.batch",
+}
 
 
 def _positive(text: str) -> int:
