@@ -20,6 +20,7 @@ EXIT_PASSED, EXIT_FAILED, EXIT_GRADER = 0, 1, 2
 # name -> module with main(argv) -> int
 COMMANDS: dict[str, str] = {
     "batch": "grader.batch",
+    "bundle": "grader.bundle",
 }
 
 

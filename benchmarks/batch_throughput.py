@@ -1,0 +1,91 @@
+"""Batch throughput: submissions per second of ``python -m grader batch`` over mixed submissions,
+and a check that every batch score equals the score of grading the file alone.
+
+    python benchmarks/batch_throughput.py [--jobs N] [--max-examples N] [--no-verify]
+
+The batch: the correct variants (tests/submissions/correct, examples), every catalogued mistake
+(reference/mistakes), and a few broken and hostile files (tests/submissions), 40+ in all. The
+rate is measured from the command's start (torch import, zygote and warm-up included) to its
+end. Verification then grades each file alone, as ``python -m grader FILE`` does (two shards,
+the same seed and budget), and compares the score and every check's status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BROKEN = ["syntax_error", "raises_in_loss", "missing_loss", "wrong_signature"]
+HOSTILE = ["segfault", "os_exit_in_loss", "output_flood", "lying_tensor"]
+
+
+def gather(into: Path) -> list[Path]:
+    """Copies of the mixed submissions in ``into``, named ``kind__name.py``."""
+    sources = [
+        *sorted((ROOT / "tests/submissions/correct").glob("*.py")),
+        *sorted((ROOT / "examples").glob("*.py")),
+    ]
+    sources += sorted(p for p in (ROOT / "reference/mistakes").glob("*.py") if p.name != "__init__.py")
+    sources += [ROOT / "tests/submissions/broken" / f"{name}.py" for name in BROKEN]
+    sources += [ROOT / "tests/submissions/hostile" / f"{name}.py" for name in HOSTILE]
+    copies = []
+    for source in sources:
+        copy = into / f"{source.parent.name}__{source.name}"
+        shutil.copyfile(source, copy)
+        copies.append(copy)
+    return copies
+
+
+def outcome(report: dict) -> tuple:
+    return report["score"], tuple((c["id"], c["status"], c["score"]) for c in report["checks"])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument("--max-examples", type=int, default=100)
+    parser.add_argument("--no-verify", action="store_true", help="skip grading each file alone")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "submissions"
+        folder.mkdir()
+        files = gather(folder)
+        out = Path(tmp) / "out"
+        command = [sys.executable, "-m", "grader", "batch", str(folder), "--output", str(out)]
+        command += ["--jobs", str(args.jobs), "--max-examples", str(args.max_examples)]
+        started = time.perf_counter()
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        elapsed = time.perf_counter() - started
+        print(done.stdout + done.stderr)
+        rate = len(files) / elapsed
+        print(f"{len(files)} submissions in {elapsed:.1f} s: {rate:.2f} submissions/s (--jobs {args.jobs})")
+        if args.no_verify:
+            return 0
+        sys.path.insert(0, str(ROOT))
+        from grader.api import grade
+        from grader.sandbox import Zygote
+
+        mismatches = 0
+        with_zygote = Zygote()
+        try:
+            for path in files:
+                batch = json.loads((out / "reports" / f"{path.name}.json").read_text())
+                alone = grade(path, max_examples=args.max_examples, zygote=with_zygote).to_dict()
+                if outcome(batch) != outcome(alone):
+                    mismatches += 1
+                    print(f"MISMATCH {path.name}: batch {batch['score']}, alone {alone['score']}")
+        finally:
+            with_zygote.close()
+        print(f"verified: {len(files) - mismatches}/{len(files)} batch results equal grading alone")
+        return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
