@@ -18,6 +18,7 @@ import grader
 from grader import parallel
 from grader import rubric as rubrics
 from grader.checks import Check, collect
+from grader.replay import Recording
 from grader.report import Report
 from grader.rubric import Rubric, RubricError
 from grader.runner import grading_settings, run_checks
@@ -75,13 +76,15 @@ def grade(
     zygote: Zygote | None = None,
     jobs: int = 2,
     rubric: Rubric | str | Path | None = None,
+    recording: Recording | None = None,
 ) -> Report:
     """Grade one submission file. Never raises for anything the submission does.
 
     ``rubric``: a ``Rubric``, the path of a rubric file, or None for the packaged default
     (``Rubric()`` grades by the declarations alone). Raises ``UsageError`` for a missing file, an
-    unknown check id or a bad rubric. Any failure of the grader itself still returns a valid
-    report, with ``internal_error`` set.
+    unknown check id or a bad rubric. ``recording``: inputs drawn beforehand for a batch
+    (``grader.replay``); it changes no result, only skips drawing them again. Any failure of the
+    grader itself still returns a valid report, with ``internal_error`` set.
     """
     started = time.monotonic()
     path = Path(submission)
@@ -104,6 +107,7 @@ def grade(
             seed=seed,
             max_examples=max_examples,
             deadline=started + limits.total_timeout_s,
+            recording=recording,
         )
         ran = parallel.run_sharded(checks, run, zygote, jobs)
         meta["sandbox"] = protections(limits, isolated=ran.isolated)
@@ -135,11 +139,14 @@ def _run_shard(
     seed: int,
     max_examples: int,
     deadline: float,
+    recording: Recording | None = None,
 ) -> parallel.ShardResult:
     """Run some checks against one worker of the submission."""
     student = Student(link, path, limits)
     try:
-        results = run_checks(checks, student, seed=seed, max_examples=max_examples, deadline=deadline)
+        results = run_checks(
+            checks, student, seed=seed, max_examples=max_examples, deadline=deadline, recording=recording
+        )
     finally:
         output = student.close()
     loaded = student.loaded

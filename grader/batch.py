@@ -7,12 +7,12 @@ Writes ``OUTDIR/reports/<submission>.json`` (the same report as ``python -m grad
 ``OUTDIR/scores.csv`` (submission, score, max_score, problem, then one column per check), and
 prints a table of the pass rate of each check, the most failed first.
 
-Speed: torch is imported, and the grading code warmed up, once, in this process; each
-submission is then graded in a fork of it, with one shard, against one shared zygote, ``--jobs``
-at a time. A submission's result does not depend on its neighbours: it is the very
-``grade()`` a single ``python -m grader`` runs, with the same seed (only the split into shards
-differs, and a check's result does not depend on its shard). A grading process that crashes or
-hangs ends in a report with ``internal_error`` for that submission alone.
+Speed: torch is imported, and the inputs of the shared runs drawn (``grader.replay``), once, in
+this process; each submission is then graded in a fork of it, with one shard, against one
+shared zygote, ``--jobs`` at a time. A submission's result does not depend on its neighbours: it
+is the very ``grade()`` a single ``python -m grader`` runs, with the same seed (only the split
+into shards differs, and a check's result does not depend on its shard). A grading process
+that crashes or hangs ends in a report with ``internal_error`` for that submission alone.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from grader.replay import Recording, record
 from grader.rubric import Rubric
 
 # Seconds a grading process may take beyond the grade's own time budget before it is killed.
@@ -107,7 +108,7 @@ class Pool:
         self.budget_s = Limits().total_timeout_s + GRACE_S
         self.zygote = Zygote()  # first: it imports torch on the other core while we do
         try:
-            _warm_up(self.zygote, settings)
+            self.recording = _record(settings)
         except BaseException:
             self.zygote.close()
             raise
@@ -163,7 +164,7 @@ class Pool:
             pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
             os.close(read_fd)
-            _child(submission, self.settings, link, write_fd)
+            _child(submission, self.settings, self.recording, link, write_fd)
         os.close(write_fd)
         link.close()
         return read_fd, pid
@@ -190,16 +191,18 @@ class Pool:
         return Graded(running.submission, report)
 
 
-def _warm_up(zygote: Any, settings: Settings) -> None:
-    """Import the grading code here, once, so that every fork starts with it loaded; and run
-    each set of inputs' strategies and the reference once, so that forks skip torch's and
-    Hypothesis' first-call costs."""
+def _record(settings: Settings) -> Recording:
+    """Import the grading code here, once, so that every fork starts with it loaded, and draw
+    the shared runs' inputs once for the whole batch (``grader.replay``)."""
     from grader import api
 
-    api.rubric_checks(settings.rubric)
+    checks = api.rubric_checks(settings.rubric).checks
+    return record(checks, seed=settings.seed, max_examples=settings.max_examples)
 
 
-def _child(submission: Submission, settings: Settings, link: Any, write_fd: int) -> None:  # pragma: no cover
+def _child(  # pragma: no cover - runs in the child
+    submission: Submission, settings: Settings, recording: Recording, link: Any, write_fd: int
+) -> None:
     """Grade one submission in this forked process and send its JSON report; never returns."""
     code = 0
     try:
@@ -216,6 +219,7 @@ def _child(submission: Submission, settings: Settings, link: Any, write_fd: int)
             rubric=settings.rubric,
             zygote=link,
             jobs=1,
+            recording=recording,
         )
         text = render_json(report)
     except BaseException:

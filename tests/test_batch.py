@@ -74,7 +74,7 @@ def test_one_crashed_or_hung_grading_process_stops_nothing_else(tmp_path, monkey
     for name in ("crash.py", "hang.py", "ok.py"):
         (tmp_path / name).write_text("x = 1\n")
 
-    def child(submission, settings, link, write_fd):
+    def child(submission, settings, recording, link, write_fd):
         if submission.name == "crash.py":
             os.kill(os.getpid(), signal.SIGKILL)
         if submission.name == "hang.py":
