@@ -65,9 +65,10 @@ def _overview(report: Report) -> str:
 
 
 def gradescope(report: Report) -> dict[str, Any]:
-    """Gradescope's ``results.json``. A hidden check stays visible with its points (Gradescope's
-    own ``hidden`` is meant for checks worth nothing, and would hide the total) but shows no
-    details; ``after_due_date`` and ``after_published`` are passed on for Gradescope to enforce."""
+    """Gradescope's ``results.json``. A hidden check stays a visible test with its points but
+    shows no details: Gradescope's own ``hidden`` is meant for tests worth nothing (it would
+    leave points in the total that no visible test accounts for). ``after_due_date`` and
+    ``after_published`` are passed on, for Gradescope to enforce."""
     tests = []
     for number, result in enumerate(report.checks, start=1):
         shown = for_students(result, gated=True)
