@@ -7,7 +7,9 @@ has failed. So the inputs a shared run sees are the same for every submission: a
 them once, here, and each grade walks the same list instead of running Hypothesis again, which
 is most of the trusted process's work for a submission that passes. A check that fails is
 still run again with Hypothesis, to shrink, exactly as without a recording; and a recording
-made for another seed or budget is never used.
+made for another seed or budget is never used. A check with inputs of its own is not replayed:
+it runs with Hypothesis from the start, and replaying it first would call the submission more
+often (printing twice, or a second timeout) when it fails.
 """
 
 from __future__ import annotations
