@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import gc
 import json
 import os
 import selectors
@@ -28,7 +29,7 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -112,8 +113,13 @@ class Pool:
         except BaseException:
             self.zygote.close()
             raise
+        # The forks share this process's memory until they write to it; the garbage collector
+        # of each would write to every object it scans, so the objects made so far are frozen.
+        gc.collect()
+        gc.freeze()
 
     def close(self) -> None:
+        gc.unfreeze()
         self.zygote.close()
 
     def __enter__(self) -> Pool:
@@ -122,12 +128,22 @@ class Pool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run(self, submissions: Sequence[Submission], on_done: Any = None) -> list[Graded]:
-        """Grade every submission; ``on_done(graded, done_count)`` after each. In input order."""
+    def run(
+        self, submissions: Sequence[Submission], on_done: Callable[[Graded, int], None] | None = None
+    ) -> list[Graded]:
+        """Grade every submission; ``on_done(graded, how_many_done)`` after each. In input order."""
         pending = list(reversed(submissions))
-        running: dict[int, _Running] = {}
+        running: dict[int, _Running] = {}  # by the read end of its pipe
         results: dict[str, Graded] = {}
         with selectors.DefaultSelector() as selector:
+
+            def finish(fd: int, *, killed: bool) -> None:
+                selector.unregister(fd)
+                graded = self._finish(fd, running.pop(fd), killed=killed)
+                results[graded.submission.name] = graded
+                if on_done:
+                    on_done(graded, len(results))
+
             while pending or running:
                 while pending and len(running) < self.jobs:
                     submission = pending.pop()
@@ -135,23 +151,14 @@ class Pool:
                     running[fd] = _Running(submission, pid, time.monotonic())
                     selector.register(fd, selectors.EVENT_READ)
                 for key, _ in selector.select(timeout=1.0):
-                    fd = key.fd
-                    data = os.read(fd, 1 << 20)
+                    data = os.read(key.fd, 1 << 20)
                     if data:
-                        running[fd].chunks.append(data)
-                        continue
-                    selector.unregister(fd)
-                    graded = self._finish(fd, running.pop(fd), killed=False)
-                    results[graded.submission.name] = graded
-                    if on_done:
-                        on_done(graded, len(results))
+                        running[key.fd].chunks.append(data)
+                    else:
+                        finish(key.fd, killed=False)
                 now = time.monotonic()
                 for fd in [fd for fd, r in running.items() if now - r.started > self.budget_s]:
-                    selector.unregister(fd)
-                    graded = self._finish(fd, running.pop(fd), killed=True)
-                    results[graded.submission.name] = graded
-                    if on_done:
-                        on_done(graded, len(results))
+                    finish(fd, killed=True)
         return [results[s.name] for s in submissions]
 
     def _fork(self, submission: Submission) -> tuple[int, int]:
@@ -170,24 +177,23 @@ class Pool:
         return read_fd, pid
 
     def _finish(self, fd: int, running: _Running, *, killed: bool) -> Graded:
+        """Reap the grading process; its report, or one that says how it failed."""
         if killed:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(running.pid, signal.SIGKILL)
         os.close(fd)
         _, status = os.waitpid(running.pid, 0)
-        try:
-            if killed:
-                raise ValueError("killed")
-            report = json.loads(b"".join(running.chunks))
-        except ValueError:
-            from grader.sandbox import describe_status
+        if not killed:
+            with contextlib.suppress(ValueError):
+                return Graded(running.submission, json.loads(b"".join(running.chunks)))
+        from grader.sandbox import describe_status
 
-            why = (
-                f"it took more than {self.budget_s:g} s and was killed"
-                if killed
-                else f"it ended without a report ({describe_status(status)})"
-            )
-            report = _broken_report(running.submission, f"the grading process failed: {why}", self.settings)
+        why = (
+            f"it took more than {self.budget_s:g} s and was killed"
+            if killed
+            else f"it ended without a report ({describe_status(status)})"
+        )
+        report = _broken_report(running.submission, f"the grading process failed: {why}", self.settings)
         return Graded(running.submission, report)
 
 
@@ -293,7 +299,7 @@ def summary_table(graded: Sequence[Graded], check_ids: Sequence[str]) -> str:
     problems = sum(bool(problem(g.report)) for g in graded)
     lines.append(
         f"{len(graded)} submissions, mean score {sum(scores) / len(scores):.1f}"
-        f"/{graded[0].report['max_score']:g}, {problems} not graded normally (see scores.csv)"
+        f"/{max(g.report['max_score'] for g in graded):g}, {problems} not graded normally (see scores.csv)"
     )
     return "\n".join(lines) + "\n"
 
