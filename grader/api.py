@@ -16,11 +16,10 @@ import torch
 
 import grader
 from grader import parallel
-from grader import rubric as rubrics
 from grader.checks import Check, collect
 from grader.replay import Recording
 from grader.report import Report
-from grader.rubric import Rubric, RubricError
+from grader.rubric import Rubric, RubricError, default_rubric, load_rubric
 from grader.runner import grading_settings, run_checks
 from grader.sandbox import Limits, Zygote, ZygoteLink, cut_output, protections
 from grader.student import Student
@@ -36,21 +35,21 @@ def builtin_checks() -> tuple[Check, ...]:
 
 
 @dataclass(frozen=True)
-class Graded:
+class RubricApplied:
     """The checks as a rubric grades them, and which rubric that was."""
 
     checks: tuple[Check, ...]
     source: str
 
 
-def rubric_checks(rubric: Rubric | str | Path | None = None) -> Graded:
+def rubric_checks(rubric: Rubric | str | Path | None = None) -> RubricApplied:
     """The one place where a rubric is applied to the built-in checks, before any grading."""
     try:
         if rubric is None:
-            rubric = rubrics.default()
+            rubric = default_rubric()
         elif not isinstance(rubric, Rubric):
-            rubric = rubrics.load(rubric)
-        return Graded(rubric.apply(builtin_checks()), rubric.source)
+            rubric = load_rubric(rubric)
+        return RubricApplied(rubric.apply(builtin_checks()), rubric.source)
     except RubricError as error:
         raise UsageError(str(error)) from None
 

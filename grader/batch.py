@@ -357,10 +357,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
     from grader.api import UsageError, rubric_checks
-    from grader.rubric import default, load
+    from grader.rubric import default_rubric, load_rubric
 
     try:
-        rubric = load(args.rubric) if args.rubric else default()
+        rubric = load_rubric(args.rubric) if args.rubric else default_rubric()
         check_ids = [c.id for c in rubric_checks(rubric).checks]
     except (UsageError, ValueError) as error:
         parser.error(str(error))

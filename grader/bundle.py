@@ -20,7 +20,7 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from grader import rubric as rubrics
+from grader.rubric import DEFAULT_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = "grader-src"
@@ -92,10 +92,12 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes, *, executable: bool =
 
 def build_gradescope(out: Path, rubric: Path | None = None) -> list[str]:
     """Write the zip; the names it holds."""
-    default = f"{SOURCE}/grader/rubrics/{rubrics.DEFAULT_NAME}"
+    default = f"{SOURCE}/grader/rubrics/{DEFAULT_NAME}"
     staff = None
     if rubric is not None:
-        rubrics.load(rubric).apply(_checks())  # refuse a bad rubric now, not at a student's grade
+        from grader.api import rubric_checks
+
+        rubric_checks(rubric)  # a bad rubric is refused now (UsageError), not at a student's grade
         staff = rubric.read_bytes()
     with zipfile.ZipFile(out, "w") as archive:
         _add(archive, "setup.sh", SETUP_SH.encode(), executable=True)
@@ -105,21 +107,17 @@ def build_gradescope(out: Path, rubric: Path | None = None) -> list[str]:
         return archive.namelist()
 
 
-def _checks():
-    from grader.api import builtin_checks
-
-    return builtin_checks()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m grader bundle", description=__doc__.splitlines()[0])
     parser.add_argument("platform", choices=("gradescope",))
     parser.add_argument("out", type=Path, help="the zip to write")
     parser.add_argument("--rubric", type=Path, help="TOML rubric to grade with (default: the packaged one)")
     args = parser.parse_args(argv)
+    from grader.api import UsageError
+
     try:
         names = build_gradescope(args.out, args.rubric)
-    except (rubrics.RubricError, OSError) as error:
+    except (UsageError, OSError) as error:
         parser.error(str(error))
     print(f"wrote {args.out}: {len(names)} files; upload it as the assignment's autograder")
     return 0

@@ -117,7 +117,7 @@ def _override(table: dict[str, Any], where: str) -> Override:
     return Override(None if points is None else float(points), visibility, enabled)
 
 
-def load(path: str | Path) -> Rubric:
+def load_rubric(path: str | Path) -> Rubric:
     """The rubric in the TOML file at ``path``."""
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -126,7 +126,7 @@ def load(path: str | Path) -> Rubric:
     return parse(text, str(path))
 
 
-def default() -> Rubric:
+def default_rubric() -> Rubric:
     """The rubric shipped with the package, which a plain grade uses."""
     text = resources.files("grader").joinpath("rubrics", DEFAULT_NAME).read_text(encoding="utf-8")
     return parse(text, f"grader/rubrics/{DEFAULT_NAME}")
