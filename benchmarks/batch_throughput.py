@@ -52,7 +52,7 @@ def outcome(report: dict) -> tuple:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument("--jobs", type=int, help="default: the batch command's own")
     parser.add_argument("--max-examples", type=int, default=100)
     parser.add_argument("--no-verify", action="store_true", help="skip grading each file alone")
     args = parser.parse_args()
@@ -62,7 +62,8 @@ def main() -> int:
         files = gather(folder)
         out = Path(tmp) / "out"
         command = [sys.executable, "-m", "grader", "batch", str(folder), "--output", str(out)]
-        command += ["--jobs", str(args.jobs), "--max-examples", str(args.max_examples)]
+        command += ["--max-examples", str(args.max_examples)]
+        command += ["--jobs", str(args.jobs)] if args.jobs else []
         started = time.perf_counter()
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
         elapsed = time.perf_counter() - started
@@ -71,7 +72,7 @@ def main() -> int:
         rate = len(files) / elapsed
         cpu = (used.ru_utime + used.ru_stime) / len(files)
         print(
-            f"{len(files)} submissions in {elapsed:.1f} s: {rate:.2f} submissions/s (--jobs {args.jobs}); "
+            f"{len(files)} submissions in {elapsed:.1f} s: {rate:.2f} submissions/s (--jobs {args.jobs or 'default'}); "
             f"{cpu:.2f} CPU-s per submission, start-up included"
         )
         if args.no_verify:
