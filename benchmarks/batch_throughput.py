@@ -72,7 +72,8 @@ def main() -> int:
         rate = len(files) / elapsed
         cpu = (used.ru_utime + used.ru_stime) / len(files)
         print(
-            f"{len(files)} submissions in {elapsed:.1f} s: {rate:.2f} submissions/s (--jobs {args.jobs or 'default'}); "
+            f"{len(files)} submissions in {elapsed:.1f} s: {rate:.2f} submissions/s "
+            f"(--jobs {args.jobs or 'default'}); "
             f"{cpu:.2f} CPU-s per submission, start-up included"
         )
         if args.no_verify:
