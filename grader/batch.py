@@ -75,9 +75,11 @@ def find_submissions(inputs: Sequence[str | Path]) -> list[Submission]:
 
 @dataclass(frozen=True)
 class Settings:
+    """How every submission of the batch is graded (``grade()``'s arguments)."""
+
     seed: int = 0
     max_examples: int = 100
-    rubric: Rubric = field(default_factory=Rubric)  # resolved once, before any fork
+    rubric: Rubric | None = None  # None: the packaged default; read once, before any fork
 
 
 @dataclass
