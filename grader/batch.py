@@ -146,21 +146,26 @@ class Pool:
                 if on_done:
                     on_done(graded, len(results))
 
-            while pending or running:
-                while pending and len(running) < self.jobs:
-                    submission = pending.pop()
-                    fd, pid = self._fork(submission)
-                    running[fd] = _Running(submission, pid, time.monotonic())
-                    selector.register(fd, selectors.EVENT_READ)
-                for key, _ in selector.select(timeout=1.0):
-                    data = os.read(key.fd, 1 << 20)
-                    if data:
-                        running[key.fd].chunks.append(data)
-                    else:
-                        finish(key.fd, killed=False)
-                now = time.monotonic()
-                for fd in [fd for fd, r in running.items() if now - r.started > self.budget_s]:
-                    finish(fd, killed=True)
+            try:
+                while pending or running:
+                    while pending and len(running) < self.jobs:
+                        submission = pending.pop()
+                        fd, pid = self._fork(submission)
+                        running[fd] = _Running(submission, pid, time.monotonic())
+                        selector.register(fd, selectors.EVENT_READ)
+                    for key, _ in selector.select(timeout=1.0):
+                        data = os.read(key.fd, 1 << 20)
+                        if data:
+                            running[key.fd].chunks.append(data)
+                        else:
+                            finish(key.fd, killed=False)
+                    now = time.monotonic()
+                    for fd in [fd for fd, r in running.items() if now - r.started > self.budget_s]:
+                        finish(fd, killed=True)
+            except BaseException:  # Ctrl-C, say: no grading process outlives the batch
+                for fd in list(running):
+                    self._finish(fd, running.pop(fd), killed=True)
+                raise
         return [results[s.name] for s in submissions]
 
     def _fork(self, submission: Submission) -> tuple[int, int]:
