@@ -7,6 +7,7 @@ import platform
 import time
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,9 @@ import torch
 import grader
 from grader import notes, parallel
 from grader.checks import Check, collect
+from grader.recording import Recording
 from grader.report import Report
+from grader.rubric import Rubric, RubricError, default_rubric, load_rubric
 from grader.runner import grading_settings, run_checks
 from grader.sandbox import Limits, Zygote, ZygoteLink, cut_output, protections
 from grader.student import Student
@@ -30,6 +33,30 @@ class UsageError(ValueError):
 
 def builtin_checks() -> tuple[Check, ...]:
     return collect(MODULES)
+
+
+@dataclass(frozen=True)
+class RubricApplied:
+    """The checks as a rubric grades them, and which rubric that was."""
+
+    checks: tuple[Check, ...]
+    source: str
+
+
+def rubric_checks(
+    rubric: Rubric | str | Path | None = None, checks: Sequence[Check] | None = None
+) -> RubricApplied:
+    """The one place where a rubric is applied, before any grading: to ``checks`` (default: the
+    built-in ones; ``grader.extensions.all_checks`` adds an instructor's, which a rubric can
+    then set too)."""
+    try:
+        if rubric is None:
+            rubric = default_rubric()
+        elif not isinstance(rubric, Rubric):
+            rubric = load_rubric(rubric)
+        return RubricApplied(rubric.apply(builtin_checks() if checks is None else checks), rubric.source)
+    except RubricError as error:
+        raise UsageError(str(error)) from None
 
 
 def select(checks: Sequence[Check], only: Sequence[str] | None) -> tuple[Check, ...]:
@@ -54,15 +81,20 @@ def grade(
     jobs: int = 2,
     checks: Sequence[Check] | None = None,
     visuals: bool = False,
+    rubric: Rubric | str | Path | None = None,
+    recording: Recording | None = None,
 ) -> Report:
     """Grade one submission file. Never raises for anything the submission does.
 
     ``checks`` are the checks to run (default: the built-in ones; ``grader.extensions.all_checks``
-    adds an instructor's), of which ``only`` selects some.
+    adds an instructor's), as ``rubric`` sets them (a ``Rubric``, the path of a rubric file, or
+    None for the packaged default; ``Rubric()`` grades by the declarations alone), of which
+    ``only`` selects some. ``visuals``: also compute the plots' data with the student's functions
+    (``Report.visuals``, for the HTML report). ``recording``: inputs drawn beforehand for a batch
+    (``grader.recording``); it changes no result, only skips drawing them again.
 
-    Raises ``UsageError`` for a missing file or an unknown check id. Any failure of the grader
-    itself still returns a valid report, with ``internal_error`` set. ``visuals``: also compute
-    the plots' data with the student's functions (``Report.visuals``, for the HTML report).
+    Raises ``UsageError`` for a missing file, an unknown check id or a bad rubric. Any failure of
+    the grader itself still returns a valid report, with ``internal_error`` set.
     """
     started = time.monotonic()
     path = Path(submission)
@@ -71,8 +103,10 @@ def grade(
     if max_examples < 1:
         raise UsageError(f"--max-examples must be at least 1, got {max_examples}")
     limits = limits or Limits()
-    checks = select(builtin_checks() if checks is None else checks, only)
+    chosen = rubric_checks(rubric, checks)
+    checks = select(chosen.checks, only)
     meta = _metadata(seed, max_examples, limits)
+    meta["rubric"] = chosen.source
     own_zygote = zygote is None
     try:
         zygote = zygote or Zygote()
@@ -83,6 +117,7 @@ def grade(
             seed=seed,
             max_examples=max_examples,
             deadline=started + limits.total_timeout_s,
+            recording=recording,
         )
         ran = parallel.run_sharded(checks, run, zygote, jobs)
         meta["sandbox"] = protections(limits, isolated=ran.isolated)
@@ -125,11 +160,14 @@ def _run_shard(
     seed: int,
     max_examples: int,
     deadline: float,
+    recording: Recording | None = None,
 ) -> parallel.ShardResult:
     """Run some checks against one worker of the submission."""
     student = Student(link, path, limits)
     try:
-        results = run_checks(checks, student, seed=seed, max_examples=max_examples, deadline=deadline)
+        results = run_checks(
+            checks, student, seed=seed, max_examples=max_examples, deadline=deadline, recording=recording
+        )
     finally:
         output = student.close()
     loaded = student.loaded

@@ -22,6 +22,8 @@ EXIT_PASSED, EXIT_FAILED, EXIT_GRADER = 0, 1, 2
 # name -> module with main(argv) -> int
 COMMANDS: dict[str, str] = {
     "audit": "grader.audit",
+    "batch": "grader.batch",
+    "bundle": "grader.bundle",
     "experiment": "grader.experiment",
 }
 
@@ -43,7 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("submission", nargs="?", help="the student's Python file")
     parser.add_argument(
-        "--format", choices=("json", "text", "html"), default="json", help="report format (default: json)"
+        "--format",
+        choices=("json", "text", "html", "gradescope", "prairielearn", "junit", "autolab"),
+        default="json",
+        help="report format (default: json)",
+    )
+    parser.add_argument(
+        "--rubric", type=Path, help="TOML file of points and visibility per check (default: the packaged one)"
     )
     parser.add_argument("-o", "--output", type=Path, help="write the report to FILE, not stdout")
     parser.add_argument("--seed", type=int, default=0, help="seed for the inputs (default: 0)")
@@ -79,11 +87,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.list:
-        from grader.api import UsageError
+        from grader.api import UsageError, rubric_checks
         from grader.extensions import all_checks
 
         try:
-            sys.stdout.write(_list_checks(all_checks(args.properties)))
+            sys.stdout.write(_list_checks(rubric_checks(args.rubric, all_checks(args.properties)).checks))
         except UsageError as error:
             print(f"python -m grader: error: {error}", file=sys.stderr)
             return EXIT_GRADER
@@ -104,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from grader.api import UsageError, grade, unusable
         from grader.extensions import all_checks
+        from grader.platforms import FORMATS as PLATFORM_FORMATS
         from grader.render import FORMATS, summary_line
 
         try:
@@ -116,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 zygote=zygote,
                 checks=checks,
                 visuals=args.format == "html",
+                rubric=args.rubric,
             )
         except UsageError as error:
             print(f"python -m grader: error: {error}", file=sys.stderr)
@@ -124,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     finally:
         zygote.close()
-    text = FORMATS[args.format](report)
+    text = (FORMATS | PLATFORM_FORMATS)[args.format](report)
     if args.output is not None:
         args.output.write_text(text)
     else:

@@ -16,6 +16,7 @@ from typing import Any
 from grader.notes import LOCKED
 from grader.render import summary_line
 from grader.report import CheckResult, Report
+from grader.visibility import for_students
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; color: #222; }
@@ -86,7 +87,7 @@ def render_html(report: Report) -> str:
     else:
         parts.append(f"<p class='locked'>{_e(LOCKED)}</p>")
     parts.append("<h2>Checks</h2>")
-    parts += [_card(result) for result in report.checks]
+    parts += [_card(for_students(result)) for result in report.checks]
     if report.visuals:
         parts.append(_pictures(report.visuals))
     if report.submission_output.strip():

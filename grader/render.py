@@ -9,6 +9,7 @@ from typing import Any
 
 from grader.notes import LOCKED
 from grader.report import CheckResult, Report
+from grader.visibility import for_students
 
 _MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "timeout": "TIMEOUT", "skipped": "SKIP"}
 
@@ -81,12 +82,17 @@ def _check_text(result: CheckResult) -> list[str]:
     return lines
 
 
+def check_lines(result: CheckResult) -> list[str]:
+    """One check as the text report shows it (the platform formats reuse it)."""
+    return _check_text(result)
+
+
 def render_text(report: Report) -> str:
     lines = [summary_line(report), ""]
     if report.internal_error:
         lines += ["The grader itself failed (this is not your fault):", report.internal_error]
     for result in report.checks:
-        lines += _check_text(result)
+        lines += _check_text(for_students(result))
     if report.submission_output.strip():
         lines += ["", "What your code printed:", textwrap.indent(report.submission_output.rstrip(), "  ")]
     lines += ["", report.notes.rstrip() if report.solved and report.notes else LOCKED]

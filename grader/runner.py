@@ -16,6 +16,7 @@ from hypothesis.errors import Flaky, FlakyFailure
 from grader import display, feedback
 from grader.checks import Check, Inputs, by_inputs
 from grader.errors import CheckFailed, SubmissionBroken, SubmissionRaised, SubmissionTimedOut
+from grader.recording import Recording, shared_budget
 from grader.report import CheckResult
 from grader.student import Student
 
@@ -71,6 +72,7 @@ def run_checks(
     seed: int,
     max_examples: int,
     deadline: float | None = None,
+    recording: Recording | None = None,
 ) -> list[CheckResult]:
     """Run the checks, those that draw from the same ``Inputs`` in one shared run.
 
@@ -80,6 +82,7 @@ def run_checks(
     seed, which finds the same failing example and shrinks it.
 
     ``deadline`` (monotonic) bounds the whole run: checks not started by then are skipped.
+    ``recording``: the shared runs' inputs drawn beforehand (``grader.recording``), for a batch.
     """
     results: dict[str, CheckResult] = {}
     student.total_deadline = deadline
@@ -91,7 +94,7 @@ def run_checks(
         if len(members) == 1:
             results[members[0].id] = run_check(members[0], student, seed=seed, max_examples=max_examples)
             continue
-        passed, examples, duration = _shared_run(members, student, seed, max_examples)
+        passed, examples, duration = _shared_run(members, student, seed, max_examples, recording)
         for c in members:
             if c.id in passed:
                 results[c.id] = _result(c, {"status": "passed", "message": "passed"}, examples, duration)
@@ -107,7 +110,7 @@ class _AllFailed(BaseException):
 
 
 def _shared_run(
-    members: list[Check], student: Student, seed: int, max_examples: int
+    members: list[Check], student: Student, seed: int, max_examples: int, recording: Recording | None = None
 ) -> tuple[set[str], int, float]:
     """The ids of the members that passed every example, how many examples, seconds each."""
     started = time.monotonic()
@@ -132,10 +135,16 @@ def _shared_run(
     inputs = members[0].inputs
     student.examples = 0
     student.deadline = started + sum(c.timeout_s for c in members)
-    budget = max(c.max_examples or max_examples for c in members)
-    test = _hypothesis_test(inputs, every_member, check_seed(seed, inputs.name), budget)
+    budget = shared_budget(members, max_examples)
+    test_seed = check_seed(seed, inputs.name)
+    recorded = recording.examples(inputs.name, test_seed, budget) if recording else None
     with contextlib.suppress(_AllFailed):
-        test(student)
+        if recorded is None:
+            _hypothesis_test(inputs, every_member, test_seed, budget)(student)
+        else:
+            for drawn in recorded:  # what Hypothesis would draw: the same seed and budget
+                student.begin_example()
+                every_member(student, drawn)
     passed = {c.id for c in members} - failed
     duration = (time.monotonic() - started) / len(members)
     return passed, student.examples, duration

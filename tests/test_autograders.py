@@ -1,0 +1,176 @@
+"""Platform entry points end to end, in each platform's directory layout under a temporary
+directory: the Gradescope zip's own ``run_autograder``, and the PrairieLearn entry point."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import MISTAKES, ROOT, SUBMISSIONS
+from test_platforms import GRADESCOPE, PRAIRIELEARN
+
+from grader import autograders
+from grader.bundle import build_gradescope
+
+WRONG = MISTAKES / "no_masking.py"
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    """The Gradescope zip, built by the command and unzipped with its file modes."""
+    where = tmp_path_factory.mktemp("bundle")
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "bundle", "gradescope", str(where / "autograder.zip")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    source = where / "source"
+    with zipfile.ZipFile(where / "autograder.zip") as archive:
+        for info in archive.infolist():
+            archive.extract(info, source)
+            os.chmod(source / info.filename, info.external_attr >> 16 & 0o777)
+    return source
+
+
+def run_autograder(bundle: Path, root: Path, files: dict[str, Path | str], **env: str) -> dict:
+    """Gradescope's run: the submission's files in ``root/submission``, the zip's script run as
+    it is, with the zip's own copy of the grader; the results file, validated."""
+    (root / "submission").mkdir(parents=True)
+    for name, content in files.items():
+        target = root / "submission" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content.read_text() if isinstance(content, Path) else content)
+    environment = {
+        **os.environ,
+        "AUTOGRADER_ROOT": str(root),
+        "DRGRPO_PYTHON": sys.executable,
+        "PYTHONPATH": str(bundle / "grader-src"),
+        **env,
+    }
+    subprocess.run(
+        [str(bundle / "run_autograder")], cwd=root, env=environment, capture_output=True, timeout=600
+    )
+    results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.Draft202012Validator(GRADESCOPE).validate(results)
+    return results
+
+
+def test_the_zip_holds_what_gradescope_runs_and_nothing_that_gives_answers(bundle):
+    names = {p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file()}
+    assert {
+        "setup.sh",
+        "run_autograder",
+        "grader-src/pyproject.toml",
+        "grader-src/reference/solution.py",
+    } <= names
+    assert "grader-src/grader/rubrics/default.toml" in names
+    assert not any(
+        n.startswith(("grader-src/tests", "grader-src/examples")) or "mistakes" in n for n in names
+    )
+    for script in ("setup.sh", "run_autograder"):
+        assert (bundle / script).stat().st_mode & stat.S_IXUSR
+        assert subprocess.run(["bash", "-n", str(bundle / script)]).returncode == 0
+    setup = (bundle / "setup.sh").read_text()
+    assert setup.index("torch==2.13.0") < setup.index("grader-src")  # CPU torch first
+
+
+def test_run_autograder_grades_the_submission_with_the_zips_grader(bundle, tmp_path, graded):
+    results = run_autograder(bundle, tmp_path / "autograder", {"drgrpo.py": WRONG})
+    assert results["score"] == graded(WRONG).score < 100
+    assert len(results["tests"]) == 20
+
+
+@pytest.mark.parametrize(
+    ("files", "says"),
+    [
+        ({}, "no .py file"),
+        ({"a.py": "x = 1\n", "b.py": "y = 2\n"}, "several .py files"),
+        ({"drgrpo.py": SUBMISSIONS / "broken" / "syntax_error.py"}, "could not be loaded"),
+        ({"drgrpo.py": SUBMISSIONS / "hostile" / "forge_report_and_exit.py"}, "0/100"),
+    ],
+    ids=["nothing", "two_files", "syntax_error", "forged_report"],
+)
+def test_run_autograder_always_writes_a_valid_file(bundle, tmp_path, files, says):
+    results = run_autograder(bundle, tmp_path / "autograder", files)
+    assert results["score"] == 0 and says in results["output"]
+
+
+def test_run_autograder_writes_one_even_when_python_cannot_start(bundle, tmp_path):
+    results = run_autograder(
+        bundle, tmp_path / "autograder", {"drgrpo.py": WRONG}, DRGRPO_PYTHON="/nonexistent"
+    )
+    assert results["score"] == 0 and "could not run" in results["output"]
+
+
+@pytest.mark.parametrize("platform", ["gradescope", "prairielearn"])
+def test_a_crash_of_the_grader_still_writes_results(tmp_path, monkeypatch, platform):
+    monkeypatch.setenv("AUTOGRADER_ROOT" if platform == "gradescope" else "GRADE_ROOT", str(tmp_path))
+
+    def broken() -> None:
+        raise RuntimeError("the grader broke")
+
+    monkeypatch.setattr("grader.sandbox.Zygote", broken)
+    assert autograders.run(platform) == 2
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    jsonschema.Draft202012Validator(GRADESCOPE if platform == "gradescope" else PRAIRIELEARN).validate(
+        results
+    )
+    assert "not your fault" in json.dumps(results)
+
+
+def run_prairielearn(root: Path, files: dict[str, Path]) -> dict:
+    (root / "student").mkdir(parents=True)
+    for name, source in files.items():
+        (root / "student" / name).write_text(source.read_text())
+    subprocess.run(
+        [sys.executable, "-m", "grader.autograders", "prairielearn"],
+        cwd=ROOT,
+        env={**os.environ, "GRADE_ROOT": str(root)},
+        capture_output=True,
+        timeout=600,
+    )
+    results = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.Draft202012Validator(PRAIRIELEARN).validate(results)
+    return results
+
+
+def test_prairielearn_entry_point_keeps_the_attempt_when_nothing_can_be_graded(tmp_path):
+    syntax = run_prairielearn(tmp_path / "syntax", {"drgrpo.py": SUBMISSIONS / "broken" / "syntax_error.py"})
+    assert syntax["gradable"] is False and "SyntaxError" in syntax["format_errors"][0]
+    nothing = run_prairielearn(tmp_path / "nothing", {})
+    assert nothing["gradable"] is False and "no .py file" in nothing["format_errors"][0]
+
+
+def test_bundle_checks_the_rubric_and_ships_it(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[checks.stats_keys]\nvisibility = 'never'\n")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "bundle",
+            "gradescope",
+            str(tmp_path / "a.zip"),
+            "--rubric",
+            str(bad),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "visibility='never'" in done.stderr
+    good = tmp_path / "good.toml"
+    good.write_text("[checks.stats_keys]\npoints = 9\n")
+    build_gradescope(tmp_path / "b.zip", good)
+    with zipfile.ZipFile(tmp_path / "b.zip") as archive:
+        assert archive.read("grader-src/grader/rubrics/default.toml") == good.read_bytes()
