@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -49,12 +49,11 @@ class Rubric:
     overrides: Mapping[str, Override] = field(default_factory=dict)
     source: str = "declarations"
 
-    def apply(self, checks: Sequence[Check]) -> tuple[Check, ...]:
+    def apply(self, checks: Sequence[Check], known: Iterable[str] = ()) -> tuple[Check, ...]:
         """The checks as this rubric grades them: points and visibility replaced, disabled
-        checks left out. A check id the rubric names but ``checks`` lacks is an error, so a
-        typo never silently leaves a check at its declared points."""
-        known = {c.id for c in checks}
-        unknown = sorted(set(self.overrides) - known)
+        checks left out. A check id the rubric names but neither ``checks`` nor ``known`` has
+        is an error, so a typo never silently leaves a check at its declared points."""
+        unknown = sorted(set(self.overrides) - {c.id for c in checks} - set(known))
         if unknown:
             raise RubricError(
                 f"{self.source}: unknown check id(s) {', '.join(map(repr, unknown))} "

@@ -48,6 +48,22 @@ def test_overrides_replace_points_and_visibility_and_drop_disabled_checks():
     assert len(applied) == len(declared) - 1
 
 
+def test_a_rubric_sets_instructor_checks_and_may_name_built_in_checks_not_graded():
+    from conftest import ROOT
+
+    from grader.extensions import load
+
+    (extra,) = load([ROOT / "tests" / "instructor_properties"])
+    staff = rubric.parse(
+        f'[checks.stats_keys]\npoints = 1\n[checks.{extra.id}]\nvisibility = "hidden"\n', "staff.toml"
+    )
+    (applied,) = rubric_checks(staff, [extra]).checks
+    assert applied.visibility == "hidden" and applied.id == extra.id
+    typo = rubric.parse("[checks.stats_kyes]\npoints = 1\n", "typo.toml")
+    with pytest.raises(UsageError, match="typo.toml: unknown check id.*'stats_kyes'"):
+        rubric_checks(typo, [extra])
+
+
 def test_the_default_rubric_hides_the_reference_comparisons_and_keeps_100_points():
     checks = rubric_checks().checks
     hidden = {c.id for c in checks if c.visibility == "hidden"}
