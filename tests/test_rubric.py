@@ -60,7 +60,7 @@ def test_a_rubric_sets_instructor_checks_and_may_name_built_in_checks_not_graded
     (applied,) = rubric_checks(staff, [extra]).checks
     assert applied.visibility == "hidden" and applied.id == extra.id
     typo = rubric.parse("[checks.stats_kyes]\npoints = 1\n", "typo.toml")
-    with pytest.raises(UsageError, match="typo.toml: unknown check id.*'stats_kyes'"):
+    with pytest.raises(UsageError, match=r"typo.toml: unknown check id.*'stats_kyes'"):
         rubric_checks(typo, [extra])
 
 
