@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import math
 import os
-import subprocess
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -22,9 +22,11 @@ from typing import Any
 import numpy as np
 
 from grader import replay, values, wire
+from grader.errors import SubmissionBroken, SubmissionTimedOut
+from grader.sandbox import Limits, Zygote
 from reference import solution
 
-_ROOT = str(Path(__file__).resolve().parent.parent)
+_SNIPPET = "drgrpo_reproduce_snippet.py"  # the snippet's name beside the student's file
 
 _HEADER = """\
 # Reproduces the failed check {check}: one call to {function}, expected vs actual.
@@ -192,26 +194,33 @@ def _number(x: Any) -> str:
     return repr(value + 0.0)
 
 
-def run(code: str, timeout_s: float = 120.0) -> subprocess.CompletedProcess:
-    """Run a snippet in a fresh Python process (never in the grader's), from an empty directory.
-
-    The student's code runs there as the caller's user, outside the sandbox: this is for a
-    student reproducing their own failure, not for grading. The provided helpers
-    (``reference.provided``) stay importable, as in the exercise.
-    """
+def run_sandboxed(code: str, submission: str, limits: Limits | None = None) -> str:
+    """Run a snippet for ``submission`` as a grade runs student code: in a sandboxed worker
+    (``grader.sandbox``), never in the grader's process nor with its rights. The snippet is
+    loaded like a submission, with a copy of the student's file beside it; returns what it
+    printed, and why it stopped if it did not finish."""
+    local = re.sub(
+        r"^SUBMISSION = .*$", f"SUBMISSION = {os.path.basename(submission)!r}", code, count=1, flags=re.M
+    )
     with tempfile.TemporaryDirectory(prefix="drgrpo-reproduce-") as folder:
-        path = Path(folder) / "reproduce.py"
-        path.write_text(code)
-        env = {**os.environ, "PYTHONPATH": _ROOT}
-        return subprocess.run(
-            [sys.executable, str(path)],
-            cwd=folder,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            stdin=subprocess.DEVNULL,
-        )
+        script = Path(folder) / _SNIPPET
+        script.write_text(local)
+        zygote = Zygote()
+        worker = zygote.spawn(str(script), limits or Limits(), beside=[submission])
+        try:
+            reply = worker.request({"op": "load", "functions": []})
+            stopped = "" if reply.get("ok") else _stopped((reply.get("error") or {}).get("traceback", ""))
+        except (SubmissionBroken, SubmissionTimedOut) as stop:
+            stopped = _stopped(stop.message)
+        finally:
+            output = worker.captured_output()
+            worker.kill()
+            zygote.close()
+    return output + stopped
+
+
+def _stopped(why: str) -> str:
+    return f"\nthe snippet stopped: {why.strip()}\n" if why.strip() else ""
 
 
 def reproduce_check(submission: str, check_id: str, *, seed: int = 0, max_examples: int = 100) -> int:
@@ -237,7 +246,5 @@ def reproduce_check(submission: str, check_id: str, *, seed: int = 0, max_exampl
         print("no single call shows this failure: nothing to reproduce (see the report's message)")
         return 1
     print("running its reproduction snippet (--format text shows the snippet itself):\n")
-    ran = run(result.reproduce)
-    sys.stdout.write(ran.stdout)
-    sys.stderr.write(ran.stderr[-4000:])
+    sys.stdout.write(run_sandboxed(result.reproduce, submission))
     return 1

@@ -26,6 +26,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,18 +154,21 @@ class ZygoteLink:
             raise RuntimeError("the zygote process has gone away")
         return json.loads(reply)
 
-    def spawn(self, submission: str, limits: Limits) -> WorkerProcess:
-        """Fork a worker that will serve ``submission`` from a private temporary directory."""
+    def spawn(self, submission: str, limits: Limits, beside: Sequence[str] = ()) -> WorkerProcess:
+        """Fork a worker that will serve ``submission`` from a private temporary directory,
+        with copies of the files ``beside`` next to it (under their own names)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         output = tempfile.TemporaryFile(prefix="drgrpo-output-")  # noqa: SIM115 - kept by the handle
         workdir = tempfile.mkdtemp(prefix="drgrpo-worker-")
-        # The worker reads its own copy, in a directory only it (and the grader) can use.
-        path = os.path.join(workdir, os.path.basename(submission))
-        shutil.copyfile(submission, path)
+        # The worker reads its own copies, in a directory only it (and the grader) can use.
+        copies = [os.path.join(workdir, os.path.basename(f)) for f in (submission, *beside)]
+        for original, copy in zip((submission, *beside), copies, strict=True):
+            shutil.copyfile(original, copy)
+        path = copies[0]
         uid = None
         if limits.drop_privileges and can_drop_privileges():
             uid = UID_BASE + secrets.randbelow(UID_RANGE)
-            for item in (workdir, path):
+            for item in (workdir, *copies):
                 os.chown(item, uid, uid)
         command = {
             "op": "spawn",
@@ -444,11 +448,11 @@ _MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 2, 4, 16384, 1 << 18
 
 
 def _isolate(
-    workdir: str, submission: str, uid: int, limits: dict[str, Any], code_paths: list[str]
+    workdir: str, uid: int, limits: dict[str, Any], code_paths: list[str]
 ) -> bool:  # pragma: no cover - worker, as root
     """A network of its own (none) and private, empty /tmp, /var/tmp and /dev/shm, and a work
     directory of its own: each a tmpfs of at most ``disk_bytes``, so that no submission can fill
-    the machine's disk. The submission is copied into the new work directory. A shared
+    the machine's disk. The work directory's files (the submission) are carried into the new one. A shared
     directory that holds Python, torch or the grader stays shared (hiding it would break
     imports). Returns whether all of it is in place; nothing changes where the kernel refuses
     the namespaces."""
@@ -459,8 +463,10 @@ def _isolate(
         if libc.mount(b"tmpfs", where.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, size):
             raise OSError(ctypes.get_errno(), f"cannot mount a private {where}")
 
-    with open(submission, "rb") as source:  # before anything is mounted over it
-        code = source.read()
+    carried = {}  # read before anything is mounted over them
+    for name in os.listdir(workdir):
+        with open(os.path.join(workdir, name), "rb") as source:
+            carried[name] = source.read()
     if libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET) != 0:
         return False
     if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
@@ -473,9 +479,10 @@ def _isolate(
             mount_tmpfs(shared, "mode=1777")
     os.makedirs(workdir, exist_ok=True)
     mount_tmpfs(workdir, f"mode=0700,uid={uid},gid={uid}")
-    with open(submission, "wb") as copy:
-        copy.write(code)
-    os.chown(submission, uid, uid)
+    for name, data in carried.items():
+        with open(os.path.join(workdir, name), "wb") as copy:
+            copy.write(data)
+        os.chown(os.path.join(workdir, name), uid, uid)
     os.chdir(workdir)  # the new one: the old working directory is the host's, under the mount
     return complete
 
@@ -492,9 +499,7 @@ def _confine(command: dict[str, Any]) -> bool:  # pragma: no cover - runs in the
     os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
     isolated = False
     if uid is not None:
-        isolated = limits["namespaces"] and _isolate(
-            workdir, command["path"], uid, limits, command["code_paths"]
-        )
+        isolated = limits["namespaces"] and _isolate(workdir, uid, limits, command["code_paths"])
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)

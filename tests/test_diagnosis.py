@@ -7,12 +7,15 @@ grading tests ask for too: diagnosing the whole catalogue costs nothing more her
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
 from dataclasses import replace
 
 import numpy as np
 import pytest
 from conftest import MISTAKES as MISTAKE_FOLDER
-from conftest import SOLUTION, SUBMISSIONS, TEMPLATE, fixtures
+from conftest import ROOT, SOLUTION, SUBMISSIONS, TEMPLATE, fixtures
 
 from grader import diagnosis, replay, reproduce, values
 from grader.api import builtin_checks
@@ -126,6 +129,13 @@ REPRODUCED = (
 )
 
 
+def _run_trusted(code: str) -> subprocess.CompletedProcess:
+    """Run snippets for our own fixtures (the catalogue, the reference) in a plain Python: the
+    grader itself runs them for a student only in a sandboxed worker (``run_sandboxed``)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+
+
 def _snippets(graded) -> list[tuple[str, str]]:
     found = []
     for mistake in MISTAKES:
@@ -143,7 +153,7 @@ def test_snippets_run_and_show_the_mismatch(graded):
         assert f"SUBMISSION = {str(mistake.path)!r}" in code
     # One process for all of them (each imports torch once otherwise).
     script = "\n".join(f"print('=== {m.id}')\nexec({code!r}, {{}})" for m, code in snippets)
-    ran = reproduce.run(script)
+    ran = _run_trusted(script)
     assert ran.returncode == 0, ran.stderr
     sections = ran.stdout.split("=== ")[1:]
     assert [s.split("\n", 1)[0] for s in sections] == [m.id for m, _ in snippets]
@@ -158,7 +168,7 @@ def test_snippets_expect_what_the_reference_gives(graded):
         f"exec({code.replace(repr(str(m.path)), repr(str(SOLUTION)))!r}, {{}})"
         for m, code in _snippets(graded)
     )
-    ran = reproduce.run(script)
+    ran = _run_trusted(script)
     assert ran.returncode == 0, ran.stderr
     assert "DIFFERENT" not in ran.stdout
     assert ran.stdout.count(": same") >= len(REPRODUCED)
@@ -179,6 +189,20 @@ def test_reproduce_option_runs_the_snippet(tmp_path):
     assert "logp.grad: DIFFERENT" in done.stdout
     unknown = run(SUBMISSIONS / "correct" / "python_loops.py", "--reproduce", "no_such_check")
     assert unknown.returncode == 2 and "unknown check id" in unknown.stderr
+
+
+def test_a_snippet_runs_sandboxed_like_the_student_code_it_calls(graded):
+    from test_hostile import HOSTILE, IS_ROOT
+
+    code = not_passed(graded(MISTAKE_FOLDER / "sign_error.py"))[0].reproduce
+    shown = reproduce.run_sandboxed(code, str(MISTAKE_FOLDER / "sign_error.py"))
+    assert "DIFFERENT" in shown and "expected:" in shown
+    # The student's file runs in the worker: as root, it cannot read the solution from there,
+    # so it cannot give the expected (correct) answer.
+    shown = reproduce.run_sandboxed(code, str(HOSTILE / "read_solution_file.py"))
+    assert "the snippet stopped" not in shown
+    if IS_ROOT:
+        assert "returns: DIFFERENT" in shown and ": same" not in shown
 
 
 class Replayed:
