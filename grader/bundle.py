@@ -7,9 +7,11 @@ The zip holds ``setup.sh`` (run once when the image is built: a venv, the CPU bu
 first, then the grader from the zip's own copy), ``run_autograder`` (run per submission:
 ``python -m grader.autograders gradescope``, after writing a results file that says the grader
 failed, so that one exists even if Python cannot start), and ``grader-src/``: only what grading
-needs (the ``grader``, ``properties`` and ``reference`` packages without the mistake catalogue,
-``pyproject.toml`` and the README). No tests or examples: their correct variants would be
-readable on the image. ``--rubric`` is checked now and shipped as the packaged default rubric.
+needs (the ``grader``, ``properties`` and ``reference`` packages, ``pyproject.toml`` and the
+README). The reference solution and the mistake catalogue (which names a failing student's
+mistake) ship too, and ``setup.sh`` makes them root-only once installed. No tests or examples:
+their correct variants would be readable on the image. ``--rubric`` is checked now and shipped
+as the packaged default rubric.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from grader.rubric import DEFAULT_NAME
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = "grader-src"
 PACKAGES = ("grader", "properties", "reference")
-LEFT_OUT = ("reference/mistakes",)  # near-answers, one line from the solution each
 DATA = ("*.py", "*.json", "*.toml")
 
 SETUP_SH = """\
@@ -43,7 +44,9 @@ fi
 "$home/venv/bin/python" -m pip install --quiet --upgrade pip
 "$home/venv/bin/python" -m pip install --quiet torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
 "$home/venv/bin/python" -m pip install --quiet "$here/grader-src"
-# Student code runs as other users: the zip's copy (the solution included) stays root's alone.
+# Student code runs as other users: the installed solution and mistake catalogue, and the zip's
+# copy, are root's alone (grades would do the former too; the image should not wait for one).
+"$home/venv/bin/python" -c 'from grader.sandbox import hide_solution; hide_solution()'
 chmod -R go-rwx "$here"
 """
 
@@ -77,7 +80,7 @@ def shipped_files(root: Path = ROOT) -> Iterator[tuple[Path, str]]:
         for pattern in DATA:
             for path in sorted((root / package).rglob(pattern)):
                 relative = path.relative_to(root).as_posix()
-                if "__pycache__" in path.parts or relative.startswith(LEFT_OUT):
+                if "__pycache__" in path.parts:
                     continue
                 yield path, f"{SOURCE}/{relative}"
 

@@ -49,6 +49,11 @@ def details(result: CheckResult) -> str:
     return _cut(textwrap.dedent("\n".join(check_lines(result)[1:])).strip() or result.title)
 
 
+def _notes(report: Report) -> str:
+    """The exercise notes once solved (unlocked, as in the text report); nothing before."""
+    return report.notes.rstrip() if report.solved and report.notes else ""
+
+
 def _overview(report: Report) -> str:
     """What a platform shows for the whole submission."""
     lines = [summary_line(report)]
@@ -59,6 +64,8 @@ def _overview(report: Report) -> str:
             f"Your file could not be loaded: {report.load_error.get('type')}: "
             f"{report.load_error.get('message')}"
         )
+    if _notes(report):
+        lines += ["", _notes(report)]
     if report.submission_output.strip():
         lines += ["", "What your code printed:", _cut(report.submission_output.rstrip())]
     return "\n".join(lines)
@@ -135,7 +142,7 @@ def prairielearn(report: Report) -> dict[str, Any]:
     return {
         "gradable": True,
         "score": min(1.0, max(0.0, fraction)),
-        "message": summary_line(report),
+        "message": "\n\n".join(filter(None, [summary_line(report), _notes(report)])),
         "output": _cut(report.submission_output),
         "tests": tests,
     }

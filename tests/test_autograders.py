@@ -71,22 +71,25 @@ def test_the_zip_holds_what_gradescope_runs_and_nothing_that_gives_answers(bundl
         "run_autograder",
         "grader-src/pyproject.toml",
         "grader-src/reference/solution.py",
+        "grader-src/reference/mistakes/per_response_mean.py",  # diagnosis names mistakes from it
     } <= names
     assert "grader-src/grader/rubrics/default.toml" in names
-    assert not any(
-        n.startswith(("grader-src/tests", "grader-src/examples")) or "mistakes" in n for n in names
-    )
+    assert not any(n.startswith(("grader-src/tests", "grader-src/examples")) for n in names)
     for script in ("setup.sh", "run_autograder"):
         assert (bundle / script).stat().st_mode & stat.S_IXUSR
         assert subprocess.run(["bash", "-n", str(bundle / script)]).returncode == 0
     setup = (bundle / "setup.sh").read_text()
     assert setup.index("torch==2.13.0") < setup.index("grader-src")  # CPU torch first
+    assert setup.index("grader-src") < setup.index("hide_solution()")
 
 
 def test_run_autograder_grades_the_submission_with_the_zips_grader(bundle, tmp_path, graded):
     results = run_autograder(bundle, tmp_path / "autograder", {"drgrpo.py": WRONG})
     assert results["score"] == graded(WRONG).score < 100
     assert len(results["tests"]) == 20
+    # The zip's copy names the mistake on a visible check that catches it.
+    padding = next(t for t in results["tests"] if t["name"].startswith("loss_padding_isolated"))
+    assert "no padding isolation" in padding["output"], padding["output"]
 
 
 @pytest.mark.parametrize(

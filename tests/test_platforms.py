@@ -169,6 +169,20 @@ def test_the_four_formats_validate_and_agree_on_the_score(graded, path):
     assert set(scores) == {c.id for c in report.checks}
 
 
+def test_gradescope_and_prairielearn_unlock_the_notes_only_when_solved(graded):
+    from conftest import SOLUTION
+
+    from grader.notes import NOTES
+
+    solved, biased = graded(SOLUTION), graded(BIASED)
+    assert solved.solved and not biased.solved
+    first_line = NOTES.splitlines()[0]
+    assert first_line in gradescope_of(solved)["output"]
+    assert first_line not in gradescope_of(biased)["output"]
+    assert first_line in json.dumps(prairielearn_of(solved))
+    assert first_line not in json.dumps(prairielearn_of(biased))
+
+
 def test_a_visible_failure_shows_its_counterexample_and_a_hidden_one_does_not(graded):
     report = graded(BIASED)
     by_id = {c.id: c for c in report.checks}
