@@ -356,7 +356,11 @@ def describe_status(status: int) -> str:
 
 def zygote_main(fd: int) -> None:  # pragma: no cover - runs in the zygote
     """Serve the links: fork a worker per ``spawn``, report wait statuses on ``reap``, accept
-    new links on ``connect``; exit when the last link closes."""
+    new links on ``connect``; exit when the last link closes.
+
+    A link that closes while workers it spawned are still unaccounted for (its grading process
+    died, or was killed by a batch) leaves them to the zygote: it kills them, what their users
+    left running, and their files (``_abandon``)."""
     import select
 
     import numpy  # noqa: F401 - loaded once here rather than in every worker
@@ -364,6 +368,8 @@ def zygote_main(fd: int) -> None:  # pragma: no cover - runs in the zygote
     _warm_up()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     links = [socket.socket(fileno=fd)]
+    # Per link, the workers it has not cleaned up after yet: pid -> the spawn command.
+    spawned: dict[socket.socket, dict[int, dict[str, Any]]] = {links[0]: {}}
     while links:
         ready, _, _ = select.select(links, [], [])
         for sock in ready:
@@ -373,22 +379,31 @@ def zygote_main(fd: int) -> None:  # pragma: no cover - runs in the zygote
                 data, fds = b"", []
             if not data:
                 links.remove(sock)
+                _abandon(spawned.pop(sock))
                 sock.close()
                 continue
             command = json.loads(data)
+            mine = spawned[sock]
             if command["op"] == "spawn":
                 pid = os.fork()
                 if pid == 0:
                     for link in links:
                         link.close()
                     _worker_main(fds, command)
+                mine[pid] = command
                 reply: dict[str, Any] = {"pid": pid}
             elif command["op"] == "reap":
                 reply = {"status": _reap(command["pid"], command["wait_s"])}
+                if reply["status"] is not None and mine.get(command["pid"], {}).get("uid") is None:
+                    mine.pop(command["pid"], None)  # without a uid of its own, nothing is left
             elif command["op"] == "sweep":
                 reply = {"ok": _sweep(command["uid"])}
+                for pid in [pid for pid, spawn in mine.items() if spawn["uid"] == command["uid"]]:
+                    del mine[pid]
             elif command["op"] == "connect":
-                links.append(socket.socket(fileno=fds.pop()))
+                link = socket.socket(fileno=fds.pop())
+                links.append(link)
+                spawned[link] = {}
                 reply = {"ok": True}
             else:
                 reply = {"error": command["op"]}
@@ -396,6 +411,20 @@ def zygote_main(fd: int) -> None:  # pragma: no cover - runs in the zygote
                 os.close(extra)
             sock.send(json.dumps(reply).encode())
     os._exit(0)
+
+
+def _abandon(workers: dict[int, dict[str, Any]]) -> None:  # pragma: no cover - runs in the zygote
+    """Clean up after workers whose grading process is gone: kill each, reap it, kill what its
+    user left running, and delete its directory and what it left in the shared ones."""
+    for pid, spawn in workers.items():
+        for kill in (os.killpg, os.kill):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                kill(pid, signal.SIGKILL)
+        _reap(pid, 5.0)
+        if spawn["uid"] is not None:
+            _sweep(spawn["uid"])
+            remove_leftovers(spawn["uid"])
+        shutil.rmtree(spawn["workdir"], ignore_errors=True)
 
 
 def _sweep(uid: int) -> bool:  # pragma: no cover - runs in the zygote

@@ -8,6 +8,7 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import ROOT, SUBMISSIONS
 from test_report import validate
@@ -140,6 +141,34 @@ def test_the_solution_is_hidden_from_the_unprivileged_user(graded):
         assert secret.stat().st_mode & 0o077 == 0, secret
     sandbox = graded(HOSTILE / "read_solution_file.py").grader["sandbox"]
     assert sandbox["unprivileged_user"] and sandbox["solution_unreadable"]
+
+
+def test_the_workers_of_a_grading_process_that_died_are_cleaned_up(zygote):
+    """A batch kills a grading process that overruns; its workers must not outlive it."""
+    link = zygote.connect()
+    worker = link.spawn(str(HOSTILE / "escapes_session.py"), Limits())
+    worker.request({"op": "load", "functions": ["drgrpo_advantages"]})
+    rewards = {"array": np.zeros(4), "dtype": "float64", "requires_grad": False}
+    call = {"function": "drgrpo_advantages", "args": [rewards, {"value": 2}], "kwargs": {}}
+    worker.request({"op": "call", **call, "backward": None, "return_args": False})
+    link.close()  # gone, without cleaning up after its worker
+    deadline = time.monotonic() + 15
+    while Path(worker.workdir).exists() or _running(worker.pid):
+        assert time.monotonic() < deadline, "the worker or its directory outlived its grading process"
+        time.sleep(0.05)
+    if IS_ROOT:  # what it left running as its uid is gone too
+        escaped = int(worker.captured_output().split("escaped pid ")[1].split()[0])
+        while _running(escaped):
+            assert time.monotonic() < deadline, f"the escaped process {escaped} is still running"
+            time.sleep(0.05)
+    worker.channel.close()
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_workers_leave_no_directories_behind(graded, tmp_path):
