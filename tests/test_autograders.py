@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
@@ -105,6 +108,28 @@ def test_run_autograder_grades_the_submission_with_the_zips_grader(bundle, tmp_p
 def test_run_autograder_always_writes_a_valid_file(bundle, tmp_path, files, says):
     results = run_autograder(bundle, tmp_path / "autograder", files)
     assert results["score"] == 0 and says in results["output"]
+
+
+@pytest.fixture(scope="module")
+def readable_bundle(bundle) -> Iterator[Path]:
+    """The unzipped bundle where other users can read it, as setup.sh installs the grader (pytest's
+    temporary directories are root's alone): the workers' unprivileged users must import it."""
+    where = Path(tempfile.mkdtemp(prefix="drgrpo-bundle-", dir="/var/tmp"))
+    os.chmod(where, 0o755)
+    shutil.copytree(bundle, where / "source")
+    yield where / "source"
+    shutil.rmtree(where)
+
+
+@pytest.mark.parametrize("name", ["read_solution_file", "use_mistake_catalogue", "fork_storm"])
+def test_hostile_files_lose_their_points_under_the_zips_grader_too(readable_bundle, tmp_path, name):
+    from test_hostile import HOSTILE, IS_ROOT, WHY
+
+    if not IS_ROOT:
+        pytest.skip(WHY)
+    submission = {"drgrpo.py": HOSTILE / f"{name}.py"}
+    results = run_autograder(readable_bundle, tmp_path / "autograder", submission)
+    assert len(results["tests"]) == 20 and results["score"] < 50
 
 
 def test_run_autograder_writes_one_even_when_python_cannot_start(bundle, tmp_path):
