@@ -124,7 +124,8 @@ def grade(
         ran = parallel.run_sharded(checks, run, zygote, jobs)
         meta["sandbox"] = protections(limits, isolated=ran.isolated)
         output = cut_output(ran.output, limits.output_bytes)  # the shards' outputs together
-        done = notes.solved(ran.results, [c.id for c in builtin_checks()])
+        # Required: every check the rubric grades (instructor ones too); --only never solves it.
+        done = notes.solved(ran.results, [c.id for c in chosen.checks])
         pictures = collect_visuals(zygote, str(path.resolve()), limits) if visuals else None
         meta["total_time_s"] = round(time.monotonic() - started, 3)
         return Report(

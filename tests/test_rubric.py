@@ -84,6 +84,19 @@ def test_a_grade_follows_the_rubric(tmp_path, zygote):
         grade(BIASED, rubric=path, only=["stats_keys"], zygote=zygote)
 
 
+def test_solved_means_every_check_the_rubric_grades_passed(tmp_path, zygote):
+    from conftest import SOLUTION
+
+    kept = ("advantages_scale_linear", "advantages_shift_invariant")
+    path = tmp_path / "rubric.toml"
+    dropped = [c.id for c in builtin_checks() if c.id not in kept]
+    path.write_text("".join(f"[checks.{name}]\nenabled = false\n" for name in dropped))
+    report = grade(SOLUTION, rubric=path, max_examples=5, zygote=zygote)
+    assert [c.id for c in report.checks] == list(kept) and report.solved and report.notes
+    partial = grade(SOLUTION, only=list(kept), max_examples=5, zygote=zygote)
+    assert partial.score == partial.max_score and not partial.solved and partial.notes is None
+
+
 def test_cli_rubric_errors_exit_2_with_the_message(tmp_path):
     path = tmp_path / "rubric.toml"
     path.write_text("[checks.stats_keys]\npoints = -2\n")
