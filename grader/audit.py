@@ -364,11 +364,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = audit(checks, grade=grade_one, mistakes=mistakes, progress=progress)
     finally:
         zygote.close()
-    text = FORMATS[args.format](result)
-    if args.output is not None:
-        args.output.write_text(text)
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+    from grader.render import emit
+
+    emit(FORMATS[args.format](result), args.output)
     print(f"audit: {_tally(result)}", file=sys.stderr)
     return EXIT_OK if result.ok(strict=args.strict) else EXIT_PROBLEMS

@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from grader.api import UsageError, grade, unusable
         from grader.extensions import all_checks
         from grader.platforms import FORMATS as PLATFORM_FORMATS
-        from grader.render import FORMATS, summary_line
+        from grader.render import FORMATS, emit, summary_line
 
         try:
             checks = all_checks(args.properties)
@@ -135,11 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         zygote.close()
     text = (FORMATS | PLATFORM_FORMATS)[args.format](report)
-    if args.output is not None:
-        args.output.write_text(text)
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+    emit(text, args.output)
     print(summary_line(report), file=sys.stderr)
     grader_broke = report.internal_error or any(c.error_source == "grader" for c in report.checks)
     if grader_broke:

@@ -1,10 +1,12 @@
-"""Renderers: pure functions from a ``Report`` to text, one per ``--format``."""
+"""Renderers: pure functions from a ``Report`` to text, one per ``--format``; ``emit`` writes one."""
 
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from grader.notes import LOCKED
@@ -12,6 +14,15 @@ from grader.report import CheckResult, Report
 from grader.visibility import for_students
 
 _MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "timeout": "TIMEOUT", "skipped": "SKIP"}
+
+
+def emit(text: str, output: Path | None) -> None:
+    """Write a rendered report (or audit) to ``output``, or to stdout when None."""
+    if output is not None:
+        output.write_text(text)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
 
 
 def render_json(report: Report) -> str:
