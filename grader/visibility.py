@@ -3,7 +3,9 @@
 Course staff hide a check when its details would give the answer away (the default rubric
 hides the checks that compare with the reference's numbers). A hidden check still counts, and
 students still see its title, status and points, but nothing that depends on the input that
-broke it: no message (it quotes expected values), no hint, no counterexample, no traceback.
+broke it: no message (it quotes expected values), no hint, no counterexample, no traceback, no
+reproduction snippet. A diagnosis stays: it names the student's own mistake and what to change,
+and quotes no number.
 
 Gradescope shows ``after_due_date`` and ``after_published`` checks only when that time comes,
 so its format keeps their details (``gated=True``); every other student-facing format cannot
@@ -18,10 +20,10 @@ import dataclasses
 from grader.report import CheckResult
 
 # The fields a hidden check keeps; every other field (today's, and any added later, such as a
-# diagnosis or a reproduction snippet) goes back to its default, so nothing new leaks by default.
+# reproduction snippet) goes back to its default, so nothing new leaks by default.
 SHOWN = frozenset(
     {"id", "title", "description", "target", "status", "score", "max_score", "visibility"}
-    | {"error_source", "examples", "duration_s"}
+    | {"error_source", "examples", "duration_s", "diagnosis"}
 )
 WITHHELD = "details withheld: this check's counterexample would give the answer away"
 

@@ -200,6 +200,8 @@ def test_a_visible_failure_shows_its_counterexample_and_a_hidden_one_does_not(gr
         "failed", 0.0, hidden.max_score, "visible",
     )  # fmt: skip
     leaks = [hidden.message, "smallest input", "expected", json.dumps(hidden.counterexample["expected"])]
+    leaks.append("SUBMISSION = ")  # the reproduction snippet embeds the reference's answers
+    assert hidden.reproduce and hidden.diagnosis
     for rendered in (
         shown["output"],
         json.dumps({t["name"]: t for t in prairielearn_of(report)["tests"]}[hidden.id]),
@@ -207,6 +209,8 @@ def test_a_visible_failure_shows_its_counterexample_and_a_hidden_one_does_not(gr
         text_block(render_text(report), report, hidden.id),
     ):
         assert not any(leak in rendered for leak in leaks), rendered
+        # The diagnosis quotes no number: students still learn which idea is wrong.
+        assert hidden.diagnosis["name"] in rendered, rendered
 
 
 def test_after_due_date_is_left_to_gradescope_and_withheld_elsewhere(graded):
