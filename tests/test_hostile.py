@@ -151,13 +151,16 @@ def test_the_workers_of_a_grading_process_that_died_are_cleaned_up(zygote):
     rewards = {"array": np.zeros(4), "dtype": "float64", "requires_grad": False}
     call = {"function": "drgrpo_advantages", "args": [rewards, {"value": 2}], "kwargs": {}}
     worker.request({"op": "call", **call, "backward": None, "return_args": False})
-    link.close()  # gone, without cleaning up after its worker
     deadline = time.monotonic() + 15
+    while "escaped pid " not in worker.captured_output():  # the escaped process is running
+        assert time.monotonic() < deadline, "the fixture did not leave a process behind"
+        time.sleep(0.05)
+    escaped = int(worker.captured_output().split("escaped pid ")[1].split()[0])
+    link.close()  # gone, without cleaning up after its worker
     while Path(worker.workdir).exists() or _running(worker.pid):
         assert time.monotonic() < deadline, "the worker or its directory outlived its grading process"
         time.sleep(0.05)
     if IS_ROOT:  # what it left running as its uid is gone too
-        escaped = int(worker.captured_output().split("escaped pid ")[1].split()[0])
         while _running(escaped):
             assert time.monotonic() < deadline, f"the escaped process {escaped} is still running"
             time.sleep(0.05)
