@@ -27,8 +27,6 @@ import selectors
 import signal
 import sys
 import time
-import traceback
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,18 +167,18 @@ class Pool:
         return [results[s.name] for s in submissions]
 
     def _fork(self, submission: Submission) -> tuple[int, int]:
-        link = self.zygote.connect()
-        read_fd, write_fd = os.pipe()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # fork with torch's idle threads
-            pid = os.fork()
-        if pid == 0:  # pragma: no cover - runs in the child
-            os.close(read_fd)
-            _child(submission, self.settings, self.recording, link, write_fd)
-        os.close(write_fd)
-        link.close()
+        from grader.parallel import fork_grading  # not at import: the zygote starts first
+
+        settings, recording = self.settings, self.recording
+
+        def failed(error: str) -> bytes:
+            return json.dumps(
+                _broken_report(submission, f"internal grader error: {error}", settings)
+            ).encode()
+
+        pid, read_fd = fork_grading(
+            self.zygote, lambda link: _grade(submission, settings, recording, link), failed
+        )
         return read_fd, pid
 
     def _finish(self, fd: int, running: _Running, *, killed: bool) -> Graded:
@@ -213,38 +211,23 @@ def _record(settings: Settings) -> Recording:
     return record(checks, seed=settings.seed, max_examples=settings.max_examples)
 
 
-def _child(  # pragma: no cover - runs in the child
-    submission: Submission, settings: Settings, recording: Recording, link: Any, write_fd: int
-) -> None:
-    """Grade one submission in this forked process and send its JSON report; never returns."""
-    code = 0
-    try:
-        import torch
+def _grade(  # pragma: no cover - runs in the child
+    submission: Submission, settings: Settings, recording: Recording, link: Any
+) -> bytes:
+    """Grade one submission in a forked grading process: its JSON report."""
+    from grader.api import grade
+    from grader.render import render_json
 
-        from grader.api import grade
-        from grader.render import render_json
-
-        torch.set_num_threads(1)
-        report = grade(
-            submission.path,
-            seed=settings.seed,
-            max_examples=settings.max_examples,
-            rubric=settings.rubric,
-            zygote=link,
-            jobs=1,
-            recording=recording,
-        )
-        text = render_json(report)
-    except BaseException:
-        code = 1
-        text = json.dumps(
-            _broken_report(submission, f"internal grader error: {traceback.format_exc()[-4000:]}", settings)
-        )
-    try:
-        with os.fdopen(write_fd, "wb") as pipe:
-            pipe.write(text.encode())
-    finally:
-        os._exit(code)
+    report = grade(
+        submission.path,
+        seed=settings.seed,
+        max_examples=settings.max_examples,
+        rubric=settings.rubric,
+        zygote=link,
+        jobs=1,
+        recording=recording,
+    )
+    return render_json(report).encode()
 
 
 def _broken_report(submission: Submission, message: str, settings: Settings) -> dict[str, Any]:

@@ -70,7 +70,12 @@ def run_sharded(checks: Sequence[Check], run: Runner, zygote: ZygoteLink, jobs: 
     return ShardResult(results, "".join(outputs), mine.load_error, mine.isolated)
 
 
-def _fork(shard: list[Check], run: Runner, zygote: ZygoteLink) -> tuple[int, int, list[Check]]:
+def fork_grading(
+    zygote: ZygoteLink, work: Callable[[ZygoteLink], bytes], failed: Callable[[str], bytes]
+) -> tuple[int, int]:
+    """Fork a grading process with a zygote link of its own: in it, torch runs on one thread,
+    and what ``work(link)`` returns (or, if it raised, what ``failed(traceback)`` makes of it,
+    with exit code 1) goes down a pipe. Returns the child's pid and the pipe's read end."""
     link = zygote.connect()
     read_fd, write_fd = os.pipe()
     sys.stdout.flush()
@@ -85,16 +90,26 @@ def _fork(shard: list[Check], run: Runner, zygote: ZygoteLink) -> tuple[int, int
             import torch
 
             torch.set_num_threads(1)
-            result = run(shard, link)
-            payload = {"ok": True, **dataclasses.asdict(result)}
+            data = work(link)
         except BaseException:
             code = 1
-            payload = {"ok": False, "error": traceback.format_exc()[-4000:]}
-        with os.fdopen(write_fd, "wb") as pipe:
-            pipe.write(json.dumps(payload).encode())
-        os._exit(code)
+            data = failed(traceback.format_exc()[-4000:])
+        try:
+            with os.fdopen(write_fd, "wb") as pipe:
+                pipe.write(data)
+        finally:
+            os._exit(code)
     os.close(write_fd)
     link.close()
+    return pid, read_fd
+
+
+def _fork(shard: list[Check], run: Runner, zygote: ZygoteLink) -> tuple[int, int, list[Check]]:
+    pid, read_fd = fork_grading(
+        zygote,
+        lambda link: json.dumps({"ok": True, **dataclasses.asdict(run(shard, link))}).encode(),
+        lambda error: json.dumps({"ok": False, "error": error}).encode(),
+    )
     return pid, read_fd, shard
 
 
