@@ -118,7 +118,7 @@ def _shared_run(
     for c in members:
         try:
             student.require(c.target)
-        except SubmissionBroken:
+        except (SubmissionBroken, SubmissionTimedOut):  # missing, or hung in an earlier check
             failed.add(c.id)
 
     def every_member(student: Student, drawn: dict[str, Any]) -> None:

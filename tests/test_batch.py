@@ -110,3 +110,27 @@ def test_inputs_are_checked_before_any_grading(tmp_path):
             assert says in str(error)
         else:
             raise AssertionError(f"{inputs} was accepted")
+
+
+def test_a_function_that_hung_is_a_timeout_in_later_shared_runs_of_a_batch(tmp_path):
+    """The batch draws the shared runs' inputs beforehand; a check of a later shared run whose
+    function already hung is a timeout of the submission, not an internal error."""
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    shutil.copyfile(SUBMISSIONS / "hostile" / "infinite_loop.py", folder / "loop.py")
+    out = tmp_path / "out"
+    command = ["batch", folder, "-o", out, "--max-examples", FAST]
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", *map(str, command)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads((out / "reports" / "loop.py.json").read_text())
+    validate(report)
+    assert report["internal_error"] is None
+    loss = [c for c in report["checks"] if c["target"] == "drgrpo_loss"]
+    assert loss and all(c["status"] == "timeout" and c["error_source"] == "submission" for c in loss)
+    assert all(c["status"] == "passed" for c in report["checks"] if c["target"] == "drgrpo_advantages")
