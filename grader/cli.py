@@ -114,6 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from grader.extensions import all_checks
         from grader.platforms import FORMATS as PLATFORM_FORMATS
         from grader.render import FORMATS, emit, summary_line
+        from grader.report import USAGE_ERROR
 
         try:
             checks = all_checks(args.properties)
@@ -130,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except UsageError as error:
             print(f"python -m grader: error: {error}", file=sys.stderr)
             report = unusable(
-                args.submission, f"usage error: {error}", seed=args.seed, max_examples=args.max_examples
+                args.submission, f"{USAGE_ERROR}{error}", seed=args.seed, max_examples=args.max_examples
             )
     finally:
         zygote.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 from collections.abc import Callable
@@ -11,9 +12,21 @@ from typing import Any
 
 from grader.notes import LOCKED
 from grader.report import CheckResult, Report
-from grader.visibility import for_students
+from grader.visibility import for_students, not_implemented
 
 _MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "timeout": "TIMEOUT", "skipped": "SKIP"}
+# Fields of the grader's own bookkeeping that a counterexample carries but the call did not use.
+_INTERNAL_INPUTS = frozenset({"explicit"})
+# ANSI escape sequences, then any other control character but newline and tab (a carriage return
+# or a cursor move could overwrite the score line), and the bidirectional-text overrides.
+_ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-_])")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` without what a terminal would obey rather than show: a submission's output or
+    message cannot colour, move the cursor or overwrite a line to forge a "100/100 PASS"."""
+    return _CONTROLS.sub("", _ESCAPES.sub("", text))
 
 
 def emit(text: str, output: Path | None) -> None:
@@ -35,10 +48,12 @@ def _points(x: float) -> str:
 
 def summary_line(report: Report) -> str:
     """One line for a terminal's stderr."""
+    if report.usage_error:
+        return printable(f"drgrpo-grader: could not grade {report.submission}: {report.internal_error}")
     if report.internal_error:
-        return f"drgrpo-grader: internal error while grading {report.submission}"
+        return printable(f"drgrpo-grader: internal error while grading {report.submission}")
     counts = ", ".join(f"{n} {status}" for status, n in report.counts().items() if n)
-    return (
+    return printable(
         f"drgrpo-grader: {report.submission}: {_points(report.score)}/"
         f"{_points(report.max_score)} points ({counts})"
     )
@@ -52,6 +67,8 @@ def _short(data: Any, width: int = 100) -> str:
 def _inputs(inputs: dict[str, Any], indent: str) -> list[str]:
     lines = []
     for name, value in inputs.items():
+        if name in _INTERNAL_INPUTS:
+            continue
         if isinstance(value, dict) and "values" in value:
             label = f"{name} ({value['dtype']}, shape {tuple(value['shape'])})"
             lines.append(f"{indent}{label}: {_short(value['values'], 200)}")
@@ -63,7 +80,16 @@ def _inputs(inputs: dict[str, Any], indent: str) -> list[str]:
     return lines
 
 
-def _check_text(result: CheckResult) -> list[str]:
+def check_lines(
+    result: CheckResult, *, reproduce_command: str | None = None, diagnosed: set[str] | None = None
+) -> list[str]:
+    """One check as the text report shows it (the platform formats reuse it).
+
+    ``reproduce_command``: the command that prints the check's snippet, shown instead of the
+    snippet (a terminal user runs it when they want it); None shows the snippet itself, for
+    platforms whose students cannot run the grader. ``diagnosed``: the diagnoses already shown
+    in this report, so that a mistake several checks catch is explained once.
+    """
     head = f"{_MARK[result.status]:<7} {result.id} ({_points(result.score)}/{_points(result.max_score)})"
     lines = [head]
     if result.status == "passed":
@@ -84,30 +110,60 @@ def _check_text(result: CheckResult) -> list[str]:
     if result.traceback:
         lines.append(f"{pad}traceback:")
         lines += [pad + "  " + line for line in result.traceback.rstrip().splitlines()[-12:]]
-    if result.diagnosis:
-        lines += wrap(f"diagnosis: {result.diagnosis['name']}. {result.diagnosis['explanation']}")
-        lines += wrap("what to change: " + result.diagnosis["fix"])
-    if result.reproduce:
-        lines.append(f"{pad}reproduce it (python -m grader SUBMISSION --reproduce {result.id} runs this):")
+    found = result.diagnosis
+    if found and diagnosed is not None and found["name"] in diagnosed:
+        lines += wrap(f"diagnosis: {found['name']} (explained above)")
+    elif found:
+        lines += wrap(f"diagnosis: {found['name']}. {found['explanation']}")
+        lines += wrap("what to change: " + found["fix"])
+        if diagnosed is not None:
+            diagnosed.add(found["name"])
+    if result.reproduce and reproduce_command is not None:
+        lines += wrap(f"to replay it in Python: {reproduce_command} --reproduce {result.id}")
+    elif result.reproduce:
+        lines.append(f"{pad}a script that replays it (set SUBMISSION to your file's path):")
         lines += [(pad + "  " + line).rstrip() for line in result.reproduce.rstrip().splitlines()]
     return lines
 
 
-def check_lines(result: CheckResult) -> list[str]:
-    """One check as the text report shows it (the platform formats reuse it)."""
-    return _check_text(result)
+def _missing_lines(report: Report) -> tuple[list[str], set[str]]:
+    """One line per function still raising the template's ``NotImplementedError``, and the
+    ids of the checks it stands for (they are not listed one by one)."""
+    by_target: dict[str, list[CheckResult]] = {}
+    for result in report.checks:
+        by_target.setdefault(result.target, []).append(result)
+    lines, covered = [], set()
+    for target, results in by_target.items():
+        missing = [r for r in results if not_implemented(r)]
+        if not missing:
+            continue
+        points = sum(r.max_score for r in missing)
+        lines.append(
+            f"TODO    {target}: not implemented yet"
+            f" ({len(missing)} checks, {_points(points)} points wait for it)"
+        )
+        covered |= {r.id for r in missing}
+    return lines, covered
 
 
 def render_text(report: Report) -> str:
+    """The terminal's report: one short block per failed check, one line per unwritten function."""
     lines = [summary_line(report), ""]
-    if report.internal_error:
+    if report.usage_error:
+        lines += ["The grader could not start:", report.internal_error or ""]
+    elif report.internal_error:
         lines += ["The grader itself failed (this is not your fault):", report.internal_error]
+    missing, covered = _missing_lines(report)
+    lines += missing
+    diagnosed: set[str] = set()
+    command = f"python -m grader {report.submission}"
     for result in report.checks:
-        lines += _check_text(for_students(result))
+        if result.id not in covered:
+            lines += check_lines(for_students(result), reproduce_command=command, diagnosed=diagnosed)
     if report.submission_output.strip():
         lines += ["", "What your code printed:", textwrap.indent(report.submission_output.rstrip(), "  ")]
     lines += ["", report.notes.rstrip() if report.solved and report.notes else LOCKED]
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines)) + "\n"
 
 
 def render_html(report: Report) -> str:

@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 SCHEMA_VERSION = "1.1"
+# ``internal_error`` of a grade that could not start because of how the grader was called (a
+# missing file, an unknown check id): the caller's mistake, not the grader's.
+USAGE_ERROR = "usage error: "
 Status = Literal["passed", "failed", "error", "timeout", "skipped"]
 STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "skipped")
 
@@ -65,6 +68,11 @@ class Report:
     def __post_init__(self) -> None:
         object.__setattr__(self, "score", round(sum(c.score for c in self.checks), 6))
         object.__setattr__(self, "max_score", round(sum(c.max_score for c in self.checks), 6))
+
+    @property
+    def usage_error(self) -> bool:
+        """The grade could not start because of how the grader was called."""
+        return (self.internal_error or "").startswith(USAGE_ERROR)
 
     @property
     def all_passed(self) -> bool:

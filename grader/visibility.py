@@ -28,6 +28,12 @@ SHOWN = frozenset(
 WITHHELD = "details withheld: this check's counterexample would give the answer away"
 
 
+def not_implemented(result: CheckResult) -> bool:
+    """The check could not run because its function still raises the template's
+    ``NotImplementedError``: saying so gives nothing away, hidden check or not."""
+    return result.status == "error" and "NotImplementedError" in (result.traceback or "") + result.message
+
+
 def details_shown(result: CheckResult, *, gated: bool = False) -> bool:
     """Whether students may see this check's details now. ``gated``: the platform itself holds
     back ``after_due_date`` and ``after_published`` checks until their time."""
@@ -48,5 +54,8 @@ def for_students(result: CheckResult, *, gated: bool = False) -> CheckResult:
             kept[field.name] = field.default
         elif field.default_factory is not dataclasses.MISSING:
             kept[field.name] = field.default_factory()
-    kept["message"] = f"{result.status} ({WITHHELD})"
+    if not_implemented(result):
+        kept["message"] = f"{result.target} is not implemented yet: this check runs once it is"
+    else:
+        kept["message"] = f"{result.status} ({WITHHELD})"
     return CheckResult(**kept)
