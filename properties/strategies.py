@@ -25,6 +25,8 @@ BETAS = (0.04, 0.0, 0.1, 0.5)
 # What padded positions hold: Dr. GRPO's padding must change nothing, whatever it holds.
 GARBAGE = ("zero", "nan", "inf", "-inf", "huge", "mixed")
 MASK_KINDS = ("bool", "float", "int")
+# How unlikely a drawn old score may be: past the point where exp() underflows to 0.
+DEEPEST_LOGP = {torch.float32: -110.0, torch.float64: -760.0}
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,18 @@ def _pad(scores: torch.Tensor, valid: torch.Tensor, garbage: str, rng: np.random
     return torch.where(valid, scores, fill)
 
 
+def _log_ratios(rng: np.random.Generator, shape: tuple[int, ...], clip_eps: float) -> np.ndarray:
+    """log(ratio) spread across both sides of ``1 +/- clip_eps`` for the drawn ``clip_eps``: a
+    ratio ``1 +/- f * clip_eps`` with ``f`` from 0.1 to 3, so tokens lie just inside, just
+    outside and well outside the clip range (and a check of the clip range with another width
+    sees a difference); a quarter lie far outside, up to 1.5 nats."""
+    above = rng.random(shape) < 0.5
+    spread = clip_eps * rng.uniform(0.1, 3.0, size=shape)
+    ratio = np.where(above, 1.0 + spread, np.maximum(1.0 - spread, 0.05))
+    far = rng.uniform(0.5, 1.5, size=shape) * np.where(above, 1.0, -1.0)
+    return np.where(rng.random(shape) < 0.25, far, np.log(ratio))
+
+
 @st.composite
 def reward_batches(
     draw: st.DrawFn, *, max_groups: int = 4, max_group_size: int = 4, dtypes: tuple = DTYPES
@@ -116,9 +130,10 @@ def loss_batches(
     """Batches for ``drgrpo_loss``.
 
     They reach the corners: rows with no valid token and full rows, ``L < max_len`` and
-    ``L == max_len``, prefix and scattered masks (bool, float or int), log-ratios inside and far
-    outside the clip range on both sides with advantages of both signs, and garbage in the
-    padding. ``on_policy`` makes ``logp == old_logp == ref_logp``; ``empty=True`` masks out
+    ``L == max_len``, prefix and scattered masks (bool, float or int), ratios spread across both
+    sides of ``1 +/- clip_eps`` and far outside it with advantages of both signs, old scores so
+    unlikely that exp() of them underflows, reference scores several nats away, and garbage in
+    the padding. ``on_policy`` makes ``logp == old_logp == ref_logp``; ``empty=True`` masks out
     everything, ``empty=False`` keeps at least one valid token.
     """
     dtype = draw(st.sampled_from(DTYPES))
@@ -155,11 +170,16 @@ def loss_batches(
         advantages = rng.choice([-1.0, 1.0], size=rows)
     else:
         old = _round(rng.uniform(-3.0, -0.05, size=shape))
-        # A third inside the clip range, a third far above it, a third far below it.
-        magnitude = rng.uniform(0.3, 1.5, size=shape)
-        regime = rng.integers(0, 3, size=shape)
-        log_ratio = _round(np.choose(regime, [magnitude / 30.0, magnitude, -magnitude]))
-        ref_shift = _round(rng.uniform(-1.0, 1.0, size=shape))
+        # Some tokens with very unlikely old scores: exp() of them underflows to 0 (below about
+        # -104 in float32, -745 in float64), which only a ratio taken as exp(logp - old) survives.
+        deepest = DEEPEST_LOGP[dtype]
+        deep = rng.random(shape) < 0.2
+        old = np.where(deep, _round(rng.uniform(deepest, 0.85 * deepest, size=shape)), old)
+        log_ratio = _round(_log_ratios(rng, shape, clip_eps))
+        # Reference scores up to several nats away on both sides, so that k3 reaches 10 and more.
+        far = rng.random(shape) < 0.3
+        reach = np.where(far, 6.0, 1.0)
+        ref_shift = _round(rng.uniform(-1.0, 1.0, size=shape) * reach)
         advantages = _round(rng.normal(0.0, 1.0, size=rows))
     logp = _round(old + log_ratio)
     if on_policy:

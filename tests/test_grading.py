@@ -89,3 +89,16 @@ def test_bundled_examples(graded):
     biased = by_id(graded(ROOT / "examples" / "drgrpo_length_biased.py"))
     assert biased["loss_equal_token_weights"].status == "failed"
     assert biased["advantages_match_reference"].status == "passed"
+
+
+# Mistakes that only inputs in the corners show (very unlikely tokens, reference scores several
+# nats away, ratios between clip_eps and the default 0.2): caught whatever the seed.
+CORNERS = ("ratio_of_exponentials", "k3_clamped", "clipfrac_fixed_range")
+CORNER_MISTAKES = [m for m in MISTAKES if m.id in CORNERS]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+@pytest.mark.parametrize("mistake", CORNER_MISTAKES, ids=[m.id for m in CORNER_MISTAKES])
+def test_corner_mistakes_lose_points_under_every_seed(graded, mistake: Mistake, seed: int):
+    results = by_id(graded(mistake.path, seed=seed, only=mistake.caught_by))
+    assert all(results[check_id].score < results[check_id].max_score for check_id in mistake.caught_by)
