@@ -151,7 +151,8 @@ def render_text(report: Report) -> str:
     lines = [summary_line(report), ""]
     if report.usage_error:
         lines += ["The grader could not start:", report.internal_error or ""]
-    elif report.internal_error:
+        return printable("\n".join(lines)) + "\n"
+    if report.internal_error:
         lines += ["The grader itself failed (this is not your fault):", report.internal_error]
     missing, covered = _missing_lines(report)
     lines += missing

@@ -6,7 +6,8 @@ make it (``properties.common``), so the replies compare part by part. Together t
 separates the mistakes: several groups with B != G, float32 and float64, rewards that are not
 binary, invalid group sizes of every kind; responses of different lengths with ``L < max_len``,
 scattered and empty masks of each mask type, inf and nan in the padding, ratios outside the
-clip range, explicit and default ``clip_eps`` and ``beta``, inputs that should stay frozen.
+clip range and between clip_eps and 0.2, reference scores several nats away, log-probs whose
+exp() underflows, explicit and default ``clip_eps`` and ``beta``, inputs that should stay frozen.
 """
 
 from __future__ import annotations
@@ -42,14 +43,18 @@ def _loss_batch(
     beta: float = 0.04,
     explicit: bool = True,
     on_policy: bool = False,
+    unlikely: bool = False,
 ) -> LossBatch:
     rng = np.random.default_rng(seed)
     shape = valid.shape
     old = np.round(rng.uniform(-3.0, -0.05, size=shape), 2)
-    # Ratios inside the clip range and far outside it, on both sides.
-    log_ratio = np.round(rng.choice([0.01, -0.02, 0.6, -0.7, 1.2], size=shape), 2)
+    if unlikely:  # exp() of these underflows to 0 in float32
+        old = np.round(rng.uniform(-115.0, -105.0, size=shape), 2)
+    # Ratios inside the clip range, between clip_eps and 0.2, and far outside it, on both sides.
+    log_ratio = np.round(rng.choice([0.01, -0.02, 0.15, -0.13, 0.6, -0.7, 1.2], size=shape), 2)
     logp = old + log_ratio
-    ref = np.round(logp + rng.uniform(-1.0, 1.0, size=shape), 2)
+    # Reference scores near and several nats away.
+    ref = np.round(logp + rng.uniform(-1.0, 1.0, size=shape) * rng.choice([1.0, 4.0], size=shape), 2)
     if on_policy:
         old, ref = logp, logp
     advantages = np.round(rng.normal(0.0, 1.0, size=shape[0]), 2)
@@ -105,6 +110,7 @@ def loss_probes() -> tuple[bytes, ...]:
         (_loss_batch(14, valid=_prefix([0, 0], 3), max_len=3, clip_eps=0.3, beta=0.5), False),
         (_loss_batch(15, valid=_prefix([4, 1, 2], 4), max_len=6, padding="nan", explicit=False), True),
         (_loss_batch(16, valid=_prefix([3, 2], 3), max_len=5, on_policy=True, beta=0.0), False),
+        (_loss_batch(17, valid=_prefix([3, 1], 3), max_len=4, dtype=torch.float32, unlikely=True), False),
     ]
     return tuple(
         request(LOSS, *loss_arguments(batch, frozen), **LOSS_CALL, **hyper(batch))

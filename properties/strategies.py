@@ -165,19 +165,22 @@ def loss_batches(
     shape = (rows, width)
     if plain:
         old = np.full(shape, -1.0)
-        log_ratio = rng.choice([-1.0, 0.0, 1.0], size=shape)
+        # Round log-ratios that still fall on both sides of each drawn clip range.
+        log_ratio = rng.choice([-1.0, -0.15, 0.0, 0.15, 0.25, 1.0], size=shape)
         ref_shift = np.full(shape, 0.5)
         advantages = rng.choice([-1.0, 1.0], size=rows)
     else:
         old = _round(rng.uniform(-3.0, -0.05, size=shape))
         # Some tokens with very unlikely old scores: exp() of them underflows to 0 (below about
         # -104 in float32, -745 in float64), which only a ratio taken as exp(logp - old) survives.
-        deepest = DEEPEST_LOGP[dtype]
-        deep = rng.random(shape) < 0.2
-        old = np.where(deep, _round(rng.uniform(deepest, 0.85 * deepest, size=shape)), old)
+        # Drawn as flags, so that a shrunk counterexample has ordinary scores when it can.
+        if draw(st.booleans()):
+            deepest = DEEPEST_LOGP[dtype]
+            deep = rng.random(shape) < 0.3
+            old = np.where(deep, _round(rng.uniform(deepest, 0.85 * deepest, size=shape)), old)
         log_ratio = _round(_log_ratios(rng, shape, clip_eps))
         # Reference scores up to several nats away on both sides, so that k3 reaches 10 and more.
-        far = rng.random(shape) < 0.3
+        far = draw(st.booleans()) & (rng.random(shape) < 0.4)
         reach = np.where(far, 6.0, 1.0)
         ref_shift = _round(rng.uniform(-1.0, 1.0, size=shape) * reach)
         advantages = _round(rng.normal(0.0, 1.0, size=rows))

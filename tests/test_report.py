@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import MISTAKES, SOLUTION, SUBMISSIONS, TEMPLATE
+from conftest import MISTAKES, ROOT, SOLUTION, SUBMISSIONS, TEMPLATE
 
-from grader.render import render_json, render_text
+from grader.render import printable, render_json, render_text
+from grader.visibility import for_students
 
 SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "grader" / "report.schema.json").read_text())
 
@@ -56,3 +58,37 @@ def test_json_report_has_no_bare_nan(graded):
     text = render_json(graded(MISTAKES / "multiply_by_mask.py"))
     assert "NaN" not in text and "Infinity" not in text
     assert '"nan"' in text
+
+
+def test_an_untouched_template_gets_one_line_per_function(graded):
+    report = graded(TEMPLATE)
+    text = render_text(report)
+    assert len(text.splitlines()) < 15
+    assert "drgrpo_advantages: not implemented yet" in text
+    assert "drgrpo_loss: not implemented yet" in text
+    assert "withheld" not in text and "Traceback" not in text
+    # A hidden check of a missing function says why it did not run, not that it hides something.
+    hidden = [for_students(c) for c in report.checks if c.visibility != "visible"]
+    assert hidden and all("not implemented yet" in c.message for c in hidden)
+
+
+def test_a_half_done_attempt_fits_on_a_screen_and_explains_its_mistake_once(graded):
+    text = render_text(graded(ROOT / "examples" / "drgrpo_length_biased.py"))
+    assert len(text.splitlines()) < 60
+    assert text.count("what to change:") == 1
+    assert text.count("(explained above)") >= 1
+    assert "--reproduce loss_equal_token_weights" in text
+    assert "explicit" not in text and "import torch" not in text  # the snippet only on request
+
+
+def test_printable_drops_what_a_terminal_would_obey():
+    assert printable("\x1b[2K\r\x1b[32m100/100 PASS\x1b[0m\u202e\x07") == "100/100 PASS"
+    assert printable("kept\n\tas is: [[-0.5]]") == "kept\n\tas is: [[-0.5]]"
+
+
+def test_a_submissions_output_cannot_forge_the_text_report(graded):
+    forged = "\x1b[1A\x1b[2K\rdrgrpo-grader: 100/100\n"
+    report = dataclasses.replace(graded(TEMPLATE), submission_output=forged)
+    text = render_text(report)
+    assert "\x1b" not in text and "\r" not in text
+    assert text.splitlines()[0].endswith("0/100 points (20 error)")
