@@ -49,14 +49,13 @@ def _points(x: float) -> str:
 def summary_line(report: Report) -> str:
     """One line for a terminal's stderr."""
     if report.usage_error:
-        return printable(f"drgrpo-grader: could not grade {report.submission}: {report.internal_error}")
-    if report.internal_error:
-        return printable(f"drgrpo-grader: internal error while grading {report.submission}")
-    counts = ", ".join(f"{n} {status}" for status, n in report.counts().items() if n)
-    return printable(
-        f"drgrpo-grader: {report.submission}: {_points(report.score)}/"
-        f"{_points(report.max_score)} points ({counts})"
-    )
+        line = f"could not grade {report.submission}: {report.internal_error}"
+    elif report.internal_error:
+        line = f"internal error while grading {report.submission}"
+    else:
+        counts = ", ".join(f"{n} {status}" for status, n in report.counts().items() if n)
+        line = f"{report.submission}: {_points(report.score)}/{_points(report.max_score)} points ({counts})"
+    return printable(f"drgrpo-grader: {line}")
 
 
 def _short(data: Any, width: int = 100) -> str:
@@ -130,13 +129,10 @@ def _missing_lines(report: Report) -> tuple[list[str], set[str]]:
     """One line per function still raising the template's ``NotImplementedError``, and the
     ids of the checks it stands for (they are not listed one by one)."""
     by_target: dict[str, list[CheckResult]] = {}
-    for result in report.checks:
+    for result in filter(not_implemented, report.checks):
         by_target.setdefault(result.target, []).append(result)
     lines, covered = [], set()
-    for target, results in by_target.items():
-        missing = [r for r in results if not_implemented(r)]
-        if not missing:
-            continue
+    for target, missing in by_target.items():
         points = sum(r.max_score for r in missing)
         lines.append(
             f"TODO    {target}: not implemented yet"

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from grader import values, wire
-from grader.errors import SubmissionBroken, SubmissionRaised, SubmissionTimedOut
+from grader.errors import SubmissionBroken, SubmissionRaised, SubmissionTimedOut, not_implemented_message
 from grader.sandbox import Limits, WorkerProcess, ZygoteLink
 
 FUNCTIONS = ("drgrpo_advantages", "drgrpo_loss")
@@ -175,10 +175,7 @@ class Student:
         if not reply.get("ok"):
             error = dict(reply.get("error") or {})
             if error.get("not_implemented"):
-                raise SubmissionBroken(
-                    f"{function} is not implemented yet (it raises NotImplementedError)",
-                    traceback=error.get("traceback"),
-                )
+                raise SubmissionBroken(not_implemented_message(function), traceback=error.get("traceback"))
             raise SubmissionRaised(function, error)
         if reply.get("grad_error"):
             raise SubmissionRaised(f"the backward pass through {function}", reply["grad_error"])
