@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import sys
 import textwrap
 from collections.abc import Callable
@@ -118,7 +119,8 @@ def check_lines(
         if diagnosed is not None:
             diagnosed.add(found["name"])
     if result.reproduce and reproduce_command is not None:
-        lines += wrap(f"to replay it in Python: {reproduce_command} --reproduce {result.id}")
+        # A command is never wrapped: it must survive copy and paste whatever the path's length.
+        lines += [f"{pad}to replay it in Python:", f"{pad}  {reproduce_command} --reproduce {result.id}"]
     elif result.reproduce:
         lines.append(f"{pad}a script that replays it (set SUBMISSION to your file's path):")
         lines += [(pad + "  " + line).rstrip() for line in result.reproduce.rstrip().splitlines()]
@@ -153,7 +155,7 @@ def render_text(report: Report) -> str:
     missing, covered = _missing_lines(report)
     lines += missing
     diagnosed: set[str] = set()
-    command = f"python -m grader {report.submission}"
+    command = f"python -m grader {shlex.quote(report.submission)}"
     for result in report.checks:
         if result.id not in covered:
             lines += check_lines(for_students(result), reproduce_command=command, diagnosed=diagnosed)

@@ -73,11 +73,13 @@ def test_an_untouched_template_gets_one_line_per_function(graded):
 
 
 def test_a_half_done_attempt_fits_on_a_screen_and_explains_its_mistake_once(graded):
-    text = render_text(graded(ROOT / "examples" / "drgrpo_length_biased.py"))
+    path = ROOT / "examples" / "drgrpo_length_biased.py"
+    text = render_text(graded(path))
     assert len(text.splitlines()) < 60
     assert text.count("what to change:") == 1
     assert text.count("(explained above)") >= 1
-    assert "--reproduce loss_equal_token_weights" in text
+    # The command stays on one line, however long the path, so it can be copied whole.
+    assert f"python -m grader {path} --reproduce loss_equal_token_weights\n" in text
     assert "explicit" not in text and "import torch" not in text  # the snippet only on request
 
 
