@@ -72,6 +72,8 @@ def close(
     with np.errstate(invalid="ignore"):
         error = np.abs(actual - expected)
         bad = ~(error <= allowed)
+    # The same nan or inf on both sides is no difference (and "expected nan, got nan" no message).
+    bad &= ~((actual == expected) | (np.isnan(actual) & np.isnan(expected)))
     if not bad.any():
         return
     raise _mismatch(what, actual, expected, bad, error, f"relative {rtol:g}", hint)

@@ -126,12 +126,17 @@ def advantages_shape_dtype_device(student, batch: RewardBatch) -> None:
         )
     if adv.device != str(batch.rewards.device):
         expect.fail(f"the advantages are on {adv.device}, the rewards on {batch.rewards.device}")
+    # The rewards' order, judged without judging the values (other checks' business): reversing
+    # each group's rewards reverses its advantages, position for position.
+    reversed_groups = batch.rewards.reshape(-1, batch.group_size).flip(1).reshape(-1)
+    turned = advantages_of(student, RewardBatch(reversed_groups, batch.group_size))
     expect.close(
+        turned.reshape(-1, batch.group_size)[:, ::-1].reshape(-1),
         adv.data,
-        reference_advantages(batch),
-        what="the advantages, in the rewards' order",
+        what="the advantages of the rewards with each group reversed, turned back",
         dtype=adv.dtype,
         scale=float(batch.rewards.abs().max()),
+        hint="advantage i belongs to reward i: keep the rewards' order (no sorting, no transposed groups)",
     )
 
 

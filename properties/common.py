@@ -96,17 +96,17 @@ def loss_value(result: LossResult) -> np.ndarray:
 
 
 def logp_grad(result: LossResult, width_of: torch.Tensor) -> np.ndarray:
-    """The gradient of the loss w.r.t. ``logp``; a failure when the loss is not differentiable."""
+    """The gradient of the loss w.r.t. ``logp`` (0 when the loss does not depend on it); a
+    failure when the loss cannot be differentiated at all."""
     if result.grad_problem is not None:
         expect.fail(
             f"the loss cannot be differentiated with respect to logp: {result.grad_problem}",
             hint="return the loss as a tensor that is computed from logp, not a Python number",
         )
     if result.grad is None:
-        expect.fail(
-            "the loss does not depend on logp: its gradient with respect to logp is missing",
-            hint="compute the token objective from logp (through masked_logprobs)",
-        )
+        # No path from logp to the loss: its gradient is 0, and judged like any other gradient
+        # (right for a batch with no valid token, wrong elsewhere).
+        return np.zeros(tuple(width_of.shape))
     return expect.tensor(result.grad, "the gradient of logp").data.reshape(width_of.shape)
 
 

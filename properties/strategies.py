@@ -60,6 +60,17 @@ class LossBatch:
     def valid(self) -> torch.Tensor:
         return self.mask.bool()
 
+    def take(self, rows: slice) -> LossBatch:
+        """The responses ``rows`` alone, with the same max_len and settings."""
+        return replace(
+            self,
+            logp=self.logp[rows],
+            old_logp=self.old_logp[rows],
+            ref_logp=self.ref_logp[rows],
+            mask=self.mask[rows],
+            advantages=self.advantages[rows],
+        )
+
     def with_padding(self, garbage: str, seed: int = 0) -> LossBatch:
         """The same batch with ``garbage`` at every padded position of the three scores."""
         rng = np.random.default_rng(seed)
@@ -223,9 +234,10 @@ REWARDS = Inputs(
     seed=st.integers(0, 2**16),
     bad=st.one_of(st.integers(-3, 1), st.integers(2, 12)),
 )
+# At least one valid token: a batch with none is loss_zero_valid_tokens' case, and judged there only.
 LOSS_INPUTS = Inputs(
     "loss",
-    batch=loss_batches(),
+    batch=loss_batches(empty=False),
     garbage=st.sampled_from(GARBAGE[1:]),
     extra=st.integers(1, 3),
     other_lengths=st.integers(0, 2**16),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.api import grade
+from grader.api import builtin_checks, grade
 from grader.report import Report
 from grader.sandbox import Zygote
 
@@ -16,6 +16,8 @@ SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
 SOLUTION = ROOT / "reference" / "solution.py"
 TEMPLATE = ROOT / "student_template" / "drgrpo.py"
 MISTAKES = ROOT / "reference" / "mistakes"
+# How many checks the exercise's rubric has.
+CHECK_COUNT = len(builtin_checks())
 
 
 def fixtures(kind: str) -> list[Path]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import CHECK_COUNT, ROOT
 from hypothesis import strategies as st
 from test_cli import run
 
@@ -177,7 +177,7 @@ def test_the_shipped_rubric_passes_its_audit(graded):
     assert all(c.id in text for c in builtin_checks()) and all(m.id in text for m in mistakes)
     data = json.loads(render_json(result))
     assert data["ok"] is True and len(data["matrix"]) == len(mistakes)
-    assert all(len(row) == 20 for row in data["matrix"].values())
+    assert all(len(row) == CHECK_COUNT for row in data["matrix"].values())
 
 
 def test_audit_shows_what_the_example_property_catches(graded):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import MISTAKES, ROOT, SUBMISSIONS
+from conftest import CHECK_COUNT, MISTAKES, ROOT, SUBMISSIONS
 from test_platforms import GRADESCOPE, PRAIRIELEARN
 
 from grader import autograders
@@ -89,7 +89,7 @@ def test_the_zip_holds_what_gradescope_runs_and_nothing_that_gives_answers(bundl
 def test_run_autograder_grades_the_submission_with_the_zips_grader(bundle, tmp_path, graded):
     results = run_autograder(bundle, tmp_path / "autograder", {"drgrpo.py": WRONG})
     assert results["score"] == graded(WRONG).score < 100
-    assert len(results["tests"]) == 20
+    assert len(results["tests"]) == CHECK_COUNT
     # The zip's copy names the mistake on a visible check that catches it.
     padding = next(t for t in results["tests"] if t["name"].startswith("loss_padding_isolated"))
     assert "no padding isolation" in padding["output"], padding["output"]
@@ -129,7 +129,7 @@ def test_hostile_files_lose_their_points_under_the_zips_grader_too(readable_bund
         pytest.skip(WHY)
     submission = {"drgrpo.py": HOSTILE / f"{name}.py"}
     results = run_autograder(readable_bundle, tmp_path / "autograder", submission)
-    assert len(results["tests"]) == 20 and results["score"] < 50
+    assert len(results["tests"]) == CHECK_COUNT and results["score"] < 50
 
 
 def test_run_autograder_writes_one_even_when_python_cannot_start(bundle, tmp_path):

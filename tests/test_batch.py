@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-from conftest import MISTAKES, ROOT, SUBMISSIONS
+from conftest import CHECK_COUNT, MISTAKES, ROOT, SUBMISSIONS
 from test_report import validate
 
 from grader import batch
@@ -65,7 +65,7 @@ def test_batch_reports_each_submission_as_if_graded_alone(tmp_path, graded):
     assert rows[3]["problem"].startswith("not loaded: SyntaxError")  # dave.py
     # The summary: every check's pass rate, the most failed first.
     table = done.stdout.splitlines()
-    assert table[0].startswith("check") and len(table) == 1 + 20 + 1
+    assert table[0].startswith("check") and len(table) == 1 + CHECK_COUNT + 1
     rates = [int(line.split()[2].rstrip("%")) for line in table[1:-1]]
     assert rates == sorted(rates) and rates[0] < 100
 

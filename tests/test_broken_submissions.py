@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import SUBMISSIONS
+from conftest import CHECK_COUNT, SUBMISSIONS
 
 BROKEN = SUBMISSIONS / "broken"
 
@@ -14,7 +14,7 @@ def statuses(report, target=None):
 def test_syntax_error_is_reported_on_every_check(graded):
     report = graded(BROKEN / "syntax_error.py")
     assert report.load_error["type"] == "SyntaxError"
-    assert report.score == 0 and len(report.checks) == 20
+    assert report.score == 0 and len(report.checks) == CHECK_COUNT
     for result in report.checks:
         assert result.status == "error" and result.error_source == "submission"
         assert "could not be loaded" in result.message and "SyntaxError" in result.message
@@ -67,7 +67,7 @@ def test_exception_in_the_function_gives_a_minimal_input_and_traceback(graded):
 def test_exits_and_prints_cannot_end_the_grade(graded):
     report = graded(BROKEN / "prints_and_exits.py")
     assert report.internal_error is None
-    assert len(report.checks) == 20 and report.score == 0
+    assert len(report.checks) == CHECK_COUNT and report.score == 0
     by_target = {c.target: c for c in report.checks}
     assert "SystemExit" in by_target["drgrpo_advantages"].message
     assert "exited with code 0" in by_target["drgrpo_loss"].message

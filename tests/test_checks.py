@@ -141,7 +141,7 @@ def test_builtin_checks_cover_the_exercise():
     from grader.api import builtin_checks
 
     checks = builtin_checks()
-    assert len(checks) == 20
+    assert len(checks) == 23
     assert sum(c.points for c in checks) == 100
     assert {c.target for c in checks} == {"drgrpo_advantages", "drgrpo_loss"}
     assert all(c.title.endswith(".") for c in checks)

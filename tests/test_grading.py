@@ -102,3 +102,58 @@ CORNER_MISTAKES = [m for m in MISTAKES if m.id in CORNERS]
 def test_corner_mistakes_lose_points_under_every_seed(graded, mistake: Mistake, seed: int):
     results = by_id(graded(mistake.path, seed=seed, only=mistake.caught_by))
     assert all(results[check_id].score < results[check_id].max_score for check_id in mistake.caught_by)
+
+
+LOSS_MISTAKES = [m for m in MISTAKES if m.target == "drgrpo_loss"]
+
+
+@pytest.mark.parametrize("mistake", LOSS_MISTAKES, ids=[m.id for m in LOSS_MISTAKES])
+def test_every_loss_mistake_fails_a_check_the_student_sees_in_full(graded, mistake: Mistake):
+    failed = [c for c in graded(mistake.path).checks if c.status != "passed"]
+    assert [c.id for c in failed if c.visibility == "visible"], [c.id for c in failed]
+
+
+def test_no_failure_reads_expected_nan_got_nan(graded):
+    for mistake in MISTAKES:
+        for result in graded(mistake.path).checks:
+            assert "expected nan, got nan" not in result.message, (mistake.id, result.id)
+
+
+# A wrong value in the advantages is the value checks' business, not the structure check's.
+VALUE_ONLY = (
+    "batch_mean",
+    "constant_baseline",
+    "std_scaling_kept",
+    "leave_one_out_baseline",
+    "group_std_eps",
+)
+
+
+@pytest.mark.parametrize("mistake_id", VALUE_ONLY)
+def test_the_structure_check_does_not_judge_values(graded, mistake_id: str):
+    mistake = next(m for m in MISTAKES if m.id == mistake_id)
+    results = by_id(graded(mistake.path))
+    assert results["advantages_shape_dtype_device"].status == "passed"
+    assert results["advantages_match_reference"].status == "failed"
+
+
+# The hint a failing input supports, not one fixed per check.
+HINTS = [
+    ("sign_error", "loss_equal_token_weights", "the loss is minus the objective"),
+    ("per_response_mean", "loss_equal_token_weights", "every valid token has the same weight"),
+    ("clipped_branch_detached", "loss_equal_token_weights", "the loss's value is right but its gradient"),
+    ("k3_logp_detached", "loss_kl_term", "the loss's value is right but its gradient"),
+    ("kl_sign_flipped", "loss_kl_term", "each valid token adds beta * k3"),
+    ("min_of_ratios", "loss_clipped_surrogate", "take min(ratio * A, clamp"),
+    ("multiply_by_mask", "loss_padding_isolated", "inf * 0 is nan"),
+    ("clipfrac_one_side", "stats_token_averages", "whatever the advantage's sign"),
+    ("stats_row_mean", "stats_token_averages", "not response by response"),
+]
+
+
+@pytest.mark.parametrize(("mistake_id", "check_id", "hint"), HINTS, ids=[f"{m}-{c}" for m, c, _ in HINTS])
+def test_the_hint_fits_the_failure(graded, mistake_id: str, check_id: str, hint: str):
+    mistake = next(m for m in MISTAKES if m.id == mistake_id)
+    result = by_id(graded(mistake.path))[check_id]
+    assert result.status == "failed"
+    assert hint in (result.hint or ""), result.hint

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT, SUBMISSIONS
+from conftest import CHECK_COUNT, ROOT, SUBMISSIONS
 from test_report import validate
 
 from grader.api import grade
@@ -128,7 +128,7 @@ def test_hostile_submission_gets_a_valid_report_with_points_off(graded, name):
     validate(json.loads(render_json(report)))
     assert report.internal_error is None
     assert [c.id for c in report.checks if c.error_source == "grader"] == []
-    assert len(report.checks) == 20
+    assert len(report.checks) == CHECK_COUNT
     assert report.score < report.max_score
     assert EXPECTATIONS[name](report), [(c.id, c.status, c.message) for c in report.checks]
     assert snapshot() == before, "the submission changed the grader's files"

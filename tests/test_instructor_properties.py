@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import MISTAKES, ROOT, SOLUTION, TEMPLATE
+from conftest import CHECK_COUNT, MISTAKES, ROOT, SOLUTION, TEMPLATE
 from test_cli import run
 from test_report import validate
 
@@ -176,14 +176,14 @@ def test_cli_grades_with_the_properties_and_lists_them():
     report = json.loads(done.stdout)
     validate(report)
     results = {c["id"]: c for c in report["checks"]}
-    assert len(results) == 21 and report["max_score"] == 102
+    assert len(results) == CHECK_COUNT + 1 and report["max_score"] == 102
     assert results[EXAMPLE_ID]["status"] == "failed"
     assert results["advantages_match_reference"]["status"] == "failed"
     assert results["loss_matches_reference"]["status"] == "passed"
 
     listed = run("--list", "--properties", EXAMPLE)
     assert listed.returncode == 0
-    assert EXAMPLE_ID in listed.stdout and "21 checks, 102 points" in listed.stdout
+    assert EXAMPLE_ID in listed.stdout and f"{CHECK_COUNT + 1} checks, 102 points" in listed.stdout
 
 
 def test_cli_broken_properties_exit_2_with_a_valid_report(tmp_path):
