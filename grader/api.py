@@ -186,9 +186,13 @@ def _metadata(seed: int, max_examples: int, limits: Limits) -> dict[str, Any]:
         "hypothesis": {
             "version": hypothesis.__version__,
             "max_examples": max_examples,
-            "derandomized": True,
-            "database": None,
-            "deadline": None,
+            # Hypothesis' own derandomize is off: each check is seeded with
+            # sha256(f"{seed}:{check id}") instead (grader.runner.check_seed), which is what
+            # makes a grade reproducible.
+            "derandomized": profile.derandomize,
+            "seeding": "per check, from sha256(seed:check_id)",
+            "database": profile.database,
+            "deadline": profile.deadline,
             "phases": [phase.name for phase in profile.phases],
         },
         "sandbox": protections(limits),

@@ -94,3 +94,14 @@ def test_a_submissions_output_cannot_forge_the_text_report(graded):
     text = render_text(report)
     assert "\x1b" not in text and "\r" not in text
     assert text.splitlines()[0].endswith(f"0/100 points ({CHECK_COUNT} error)")
+
+
+def test_the_metadata_states_the_hypothesis_settings_in_force(graded):
+    from grader.runner import grading_settings
+
+    stated = graded(SOLUTION).grader["hypothesis"]
+    settings = grading_settings(100)
+    assert stated["derandomized"] is settings.derandomize is False
+    assert stated["database"] is settings.database is None
+    assert stated["max_examples"] == settings.max_examples
+    assert "sha256" in stated["seeding"]
