@@ -30,10 +30,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from grader.extensions import add_option
 from grader.recording import Recording, record
 from grader.rubric import Rubric
+
+if TYPE_CHECKING:
+    from grader.checks import Check
 
 # Seconds a grading process may take beyond the grade's own time budget before it is killed.
 GRACE_S = 120.0
@@ -78,6 +82,7 @@ class Settings:
     seed: int = 0
     max_examples: int = 100
     rubric: Rubric | None = None  # None: the packaged default; read once, before any fork
+    checks: tuple[Check, ...] | None = None  # None: the built-in ones; with --properties, loaded once
 
 
 @dataclass
@@ -207,7 +212,7 @@ def _record(settings: Settings) -> Recording:
     the shared runs' inputs once for the whole batch (``grader.recording``)."""
     from grader import api
 
-    checks = api.rubric_checks(settings.rubric).checks
+    checks = api.rubric_checks(settings.rubric, settings.checks).checks
     return record(checks, seed=settings.seed, max_examples=settings.max_examples)
 
 
@@ -223,6 +228,7 @@ def _grade(  # pragma: no cover - runs in the child
         seed=settings.seed,
         max_examples=settings.max_examples,
         rubric=settings.rubric,
+        checks=settings.checks,
         zygote=link,
         jobs=1,
         recording=recording,
@@ -336,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-examples", type=_positive, default=100, help="Hypothesis examples per check (default: 100)"
     )
     parser.add_argument("--rubric", type=Path, help="TOML rubric (default: the packaged one)")
+    add_option(parser)
     return parser
 
 
@@ -347,15 +354,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
     from grader.api import UsageError, rubric_checks
+    from grader.extensions import all_checks
     from grader.rubric import default_rubric, load_rubric
 
     try:
         rubric = load_rubric(args.rubric) if args.rubric else default_rubric()
-        check_ids = [c.id for c in rubric_checks(rubric).checks]
+        checks = all_checks(args.properties) if args.properties else None
+        check_ids = [c.id for c in rubric_checks(rubric, checks).checks]
     except (UsageError, ValueError) as error:
         parser.error(str(error))
     args.output.mkdir(parents=True, exist_ok=True)
-    settings = Settings(seed=args.seed, max_examples=args.max_examples, rubric=rubric)
+    settings = Settings(seed=args.seed, max_examples=args.max_examples, rubric=rubric, checks=checks)
     started = time.monotonic()
     with Pool(settings, args.jobs) as pool:
         graded = pool.run(submissions, Progress(len(submissions), sys.stderr))

@@ -134,3 +134,27 @@ def test_a_function_that_hung_is_a_timeout_in_later_shared_runs_of_a_batch(tmp_p
     loss = [c for c in report["checks"] if c["target"] == "drgrpo_loss"]
     assert loss and all(c["status"] == "timeout" and c["error_source"] == "submission" for c in loss)
     assert all(c["status"] == "passed" for c in report["checks"] if c["target"] == "drgrpo_advantages")
+
+
+def test_batch_grades_with_an_instructors_properties_too(tmp_path):
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    shutil.copyfile(MISTAKES / "strided_groups.py", folder / "strided.py")
+    out = tmp_path / "out"
+    properties = ROOT / "tests" / "instructor_properties"
+    command = ["batch", folder, "-o", out, "--max-examples", FAST, "--properties", properties]
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", *map(str, command)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads((out / "reports" / "strided.py.json").read_text())
+    validate(report)
+    results = {c["id"]: c for c in report["checks"]}
+    assert len(results) == CHECK_COUNT + 1
+    assert results["advantages_permutation_equivariant"]["status"] == "failed"
+    with open(out / "scores.csv", newline="") as scores:
+        assert "advantages_permutation_equivariant" in next(csv.reader(scores))
