@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import channel, wire
-from grader.errors import SubmissionBroken, SubmissionTimedOut
+from grader.errors import SubmissionBroken, SubmissionTimedOut, corrupted_reply_message
 
 _MAX_FD = 1024
 # Where ``grader`` and ``reference`` are importable from, for the zygote and the workers.
@@ -182,7 +182,9 @@ class ZygoteLink:
             pid = self._ask(command, [theirs.fileno(), output.fileno()])["pid"]
         finally:
             theirs.close()
-        return WorkerProcess(self, pid, channel.Channel(ours), output, workdir, limits, uid)
+        worker = WorkerProcess(self, pid, channel.Channel(ours), output, workdir, limits, uid)
+        worker.greet()
+        return worker
 
     def reap(self, pid: int, wait_s: float) -> int | None:
         """The wait status of a worker that has ended, or None if it is still running."""
@@ -263,6 +265,20 @@ class WorkerProcess:
         self.limits = limits
         self.uid = uid
         self.alive = True
+        self.isolated = False  # said by the worker before any student code runs (``greet``)
+
+    def greet(self) -> None:
+        """Read the worker's first message, sent before it runs any student code: whether its
+        namespaces are in place. Only then can it be believed (later, a submission can write
+        anything to the channel)."""
+        try:
+            hello = self.channel.receive(timeout=self.limits.call_timeout_s)
+        except channel.ChannelTimeout:
+            self.kill()
+            raise SubmissionBroken("the process for your code did not start in time") from None
+        except (EOFError, OSError, wire.WireError) as error:
+            raise SubmissionBroken(self._death(error)) from None
+        self.isolated = isinstance(hello, dict) and hello.get("isolated") is True
 
     def request(self, message: dict[str, Any] | bytes, timeout_s: float | None = None) -> dict[str, Any]:
         """Send a message (or one already packed) and wait for the reply."""
@@ -282,10 +298,11 @@ class WorkerProcess:
         return reply
 
     def _death(self, error: Exception) -> str:
+        if isinstance(error, wire.WireError):  # it is running: no reason to wait for its end
+            self.kill()
+            return corrupted_reply_message(error)
         status = self.zygote.reap(self.pid, wait_s=1.0) if self.alive else None
         self.kill()
-        if isinstance(error, wire.WireError):
-            return f"the process running your code sent a corrupted reply ({error})"
         if status is None:
             return "the process running your code stopped answering (it closed its channel)"
         self.alive = False

@@ -104,6 +104,33 @@ EXPECTATIONS = {
         and {c.id: c.status for c in loss_checks(r)}["loss_matches_reference"] == "failed"
         and {c.id: c.status for c in loss_checks(r)}["loss_inputs_untouched"] == "passed"
     ),
+    # Forged replies, written to the grader's channel: each is the submission's error, read no
+    # further than its bounds (a 64 MiB header is refused after its first 12 bytes).
+    "forge_nested_lists": lambda r: (
+        all(c.status == "passed" for c in by_target(r, "drgrpo_advantages"))
+        and all(c.status == "error" and "larger than 1048576" in c.message for c in loss_checks(r))
+    ),
+    "forge_deep_nesting": lambda r: (
+        all(
+            c.status == "error" and "nested more than 64" in c.message
+            for c in by_target(r, "drgrpo_advantages")
+        )
+        and all(c.status == "error" and "nested too deeply" in c.message for c in loss_checks(r))
+    ),
+    "forge_absurd_shapes": lambda r: (
+        all("refused array shape" in c.message for c in by_target(r, "drgrpo_advantages"))
+        and all("infinity" in c.message for c in loss_checks(r))
+        and all(c.status == "error" for c in r.checks)
+    ),
+    "forge_load_reply": lambda r: (
+        "corrupted reply" in r.load_error["message"] and all(c.status == "error" for c in r.checks)
+    ),
+    # Its fields are read as the report needs them (the schema holds), and its claim that the
+    # exception is a ValueError is not believed.
+    "forge_reply_fields": lambda r: (
+        {c.id: c.status for c in r.checks}["advantages_invalid_group_size"] == "failed"
+        and any("0 values for 6 arguments" in c.message for c in loss_checks(r))
+    ),
 }
 NAMES = sorted(p.stem for p in HOSTILE.glob("*.py"))
 
