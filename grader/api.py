@@ -110,6 +110,7 @@ def grade(
     meta = _metadata(seed, max_examples, limits)
     meta["rubric"] = chosen.source
     own_zygote = zygote is None
+    deadline = started + limits.total_timeout_s  # the checks' and the plots'
     try:
         zygote = zygote or Zygote()
         run = functools.partial(
@@ -118,7 +119,7 @@ def grade(
             limits=limits,
             seed=seed,
             max_examples=max_examples,
-            deadline=started + limits.total_timeout_s,
+            deadline=deadline,
             recording=recording,
         )
         ran = parallel.run_sharded(checks, run, zygote, jobs)
@@ -126,7 +127,7 @@ def grade(
         output = cut_output(ran.output, limits.output_bytes)  # the shards' outputs together
         # Required: every check the rubric grades (instructor ones too); --only never solves it.
         done = notes.solved(ran.results, [c.id for c in chosen.checks])
-        pictures = collect_visuals(zygote, str(path.resolve()), limits) if visuals else None
+        pictures = collect_visuals(zygote, str(path.resolve()), limits, deadline) if visuals else None
         meta["total_time_s"] = round(time.monotonic() - started, 3)
         return Report(
             str(submission),

@@ -49,6 +49,7 @@ class Limits:
 
     call_timeout_s: float = 10.0  # one call into the submission
     total_timeout_s: float = 600.0  # the whole grade: later checks are skipped
+    plots_timeout_s: float = 30.0  # the plots' calls together (--format html), within the grade's
     memory_bytes: int = 3 * 1024**3  # the worker's address space (torch itself takes ~0.7 GB)
     output_bytes: int = 64 * 1024  # what the report keeps of the submission's output
     file_bytes: int = 16 * 1024**2  # the largest file the worker may write (its output too)

@@ -131,6 +131,8 @@ EXPECTATIONS = {
         {c.id: c.status for c in r.checks}["advantages_invalid_group_size"] == "failed"
         and any("0 values for 6 arguments" in c.message for c in loss_checks(r))
     ),
+    # Slow on the plots' inputs only: the checks do not see it (see the test of the plots).
+    "slow_on_plots": lambda r: all(c.status == "passed" for c in loss_checks(r)),
 }
 NAMES = sorted(p.stem for p in HOSTILE.glob("*.py"))
 
@@ -159,6 +161,20 @@ def test_hostile_submission_gets_a_valid_report_with_points_off(graded, name):
     assert report.score < report.max_score
     assert EXPECTATIONS[name](report), [(c.id, c.status, c.message) for c in report.checks]
     assert snapshot() == before, "the submission changed the grader's files"
+
+
+def test_the_plots_keep_to_their_time_budget(graded):
+    """``--format html`` calls the student's functions about 110 more times: a submission slow
+    only there is stopped by the plots' own budget, not after minutes."""
+    limits = Limits(plots_timeout_s=6.0)
+    report = graded(HOSTILE / "slow_on_plots.py", visuals=True, limits=limits)
+    tokens = report.visuals["token_weights"]
+    assert "time budget" in tokens["problem"], tokens["problem"]
+    drawn = [pair for pair in tokens["pairs"].values() if pair["student"] is not None]
+    assert 0 < len(drawn) <= 2  # 4 s each: the third would end after the budget
+    assert report.visuals["difficulty"]["problem"] is not None
+    assert report.grader["total_time_s"] < 60
+    validate(json.loads(render_json(report)))
 
 
 @pytest.mark.skipif(not IS_ROOT, reason=WHY)
