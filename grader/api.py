@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import platform
 import time
 import traceback
@@ -115,7 +116,7 @@ def grade(
         zygote = zygote or Zygote()
         run = functools.partial(
             _run_shard,
-            path=str(path.resolve()),
+            path=os.path.abspath(path),
             limits=limits,
             seed=seed,
             max_examples=max_examples,
@@ -127,7 +128,7 @@ def grade(
         output = cut_output(ran.output, limits.output_bytes)  # the shards' outputs together
         # Required: every check the rubric grades (instructor ones too); --only never solves it.
         done = notes.solved(ran.results, [c.id for c in chosen.checks])
-        pictures = collect_visuals(zygote, str(path.resolve()), limits, deadline) if visuals else None
+        pictures = collect_visuals(zygote, os.path.abspath(path), limits, deadline) if visuals else None
         meta["total_time_s"] = round(time.monotonic() - started, 3)
         return Report(
             str(submission),

@@ -12,9 +12,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import errno
 import importlib.util
 import json
 import os
+import re
 import resource
 import secrets
 import shutil
@@ -55,6 +57,8 @@ class Limits:
     file_bytes: int = 16 * 1024**2  # the largest file the worker may write (its output too)
     disk_bytes: int = 64 * 1024**2  # each private temporary directory, the work directory too
     processes: int = 64  # processes the worker's user may run (when privileges are dropped)
+    open_files: int = 256  # file descriptors the worker may hold
+    niceness: int = 10  # a spinning worker yields the CPU to the grader and to other grades
     drop_privileges: bool = True  # as root: run student code as an unprivileged user
     namespaces: bool = True  # as root: no network, private /tmp, /var/tmp and /dev/shm
 
@@ -92,10 +96,27 @@ def can_drop_privileges() -> bool:
     return os.geteuid() == 0 and all(_others_can_read(p) for p in _code_paths())
 
 
+def solution_copies() -> list[str]:
+    """Where this installation holds, readable by any user, what is as good as the solution:
+    its git history (which has ``reference/solution.py``), its examples and the tests'
+    correct submissions. A git clone has them; a wheel or the Gradescope bundle does not."""
+    root = Path(_ROOT)
+    found = [root / "examples", root / "tests" / "submissions"]
+    git = root / ".git"
+    if git.is_file():  # a worktree: "gitdir: <its folder in the main repository's .git>"
+        with contextlib.suppress(OSError, ValueError):
+            folder = Path(git.read_text().split("gitdir:", 1)[1].strip())
+            common = folder / "commondir"
+            git = (folder / common.read_text().strip()).resolve() if common.exists() else folder
+    found.append(git / "objects")
+    return [str(path) for path in found if path.exists() and _others_can_read(str(path))]
+
+
 def protections(limits: Limits, isolated: bool = False) -> dict[str, Any]:
     """What keeps student code in its place on this machine, for the report. ``isolated``: the
-    workers got namespaces of their own (they say so when loaded)."""
+    workers got namespaces of their own (they say so before running any student code)."""
     dropped = limits.drop_privileges and can_drop_privileges()
+    copies = solution_copies()
     if dropped:
         missing = (
             []
@@ -103,8 +124,14 @@ def protections(limits: Limits, isolated: bool = False) -> dict[str, Any]:
             else [
                 "student code can use the network and the shared /tmp",
                 "no disk quota beyond the file size limit",
+                "student code sees other processes' command lines in /proc, and System V IPC",
             ]
         )
+        if copies:
+            missing.append(
+                "copies of the solution are readable by student code: "
+                f"{', '.join(copies)} (install the grader without them, as the Gradescope bundle is)"
+            )
     else:
         why = (
             "the grader is not root"
@@ -122,7 +149,7 @@ def protections(limits: Limits, isolated: bool = False) -> dict[str, Any]:
     return {
         "separate_process": True,
         "unprivileged_user": "a uid of its own per worker" if dropped else None,
-        "solution_unreadable": dropped,
+        "solution_unreadable": dropped and not copies,
         "private_network_and_tmp": isolated,
         "limits": dataclasses.asdict(limits),
         "not_available": missing,
@@ -163,8 +190,15 @@ class ZygoteLink:
         workdir = tempfile.mkdtemp(prefix="drgrpo-worker-")
         # The worker reads its own copies, in a directory only it (and the grader) can use.
         copies = [os.path.join(workdir, os.path.basename(f)) for f in (submission, *beside)]
-        for original, copy in zip((submission, *beside), copies, strict=True):
-            shutil.copyfile(original, copy)
+        try:
+            for original, copy in zip((submission, *beside), copies, strict=True):
+                Path(copy).write_bytes(read_submission(original, limits.file_bytes))
+        except SubmissionBroken:
+            output.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+            ours.close()
+            theirs.close()
+            raise
         path = copies[0]
         uid = None
         if limits.drop_privileges and can_drop_privileges():
@@ -330,13 +364,39 @@ class WorkerProcess:
         return cut_output(data.decode("utf-8", errors="replace"), self.limits.output_bytes)
 
 
-SHARED_TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm")
+def read_submission(path: str, limit: int) -> bytes:
+    """The bytes of a submission file, refused (as the student's error) unless the file is a
+    regular file itself: the grader, which may read anything, would otherwise copy whatever a
+    symbolic link points to, the reference solution included."""
+    name = os.path.basename(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise SubmissionBroken(f"{name} is a symbolic link, not a file: submit the file itself") from None
+        raise SubmissionBroken(f"{name} could not be read ({error.strerror})") from None
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            raise SubmissionBroken(f"{name} is not a regular file")
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise SubmissionBroken(f"{name} is larger than {limit} bytes")
+    return data
+
+
+# Directories any user may write to: without a mount namespace, what a worker leaves there
+# outlives it unless it is deleted; with one, each gets a private, empty tmpfs instead.
+SHARED_TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/crash", "/dev/mqueue")
+_SYSV_IPC = {"shm": "shmid", "sem": "semid", "msg": "msqid"}  # /proc/sysvipc/<file>: id column
+_IPC_RMID = 0
 
 
 def remove_leftovers(uid: int) -> None:
-    """Delete what ``uid`` left in the shared temporary directories: where the worker had no
-    private ones (no namespaces), its files would otherwise outlive it. Its processes are dead
-    by now, so nothing races this; links are removed, never followed."""
+    """Delete what ``uid`` left in the shared temporary directories, and its System V shared
+    memory, semaphores and message queues: where the worker had no namespaces of its own, they
+    would otherwise outlive it (and carry data to a later grade). Its processes are dead by
+    now, so nothing races this; links are removed, never followed."""
+    _remove_ipc(uid)
     for folder in SHARED_TEMPORARY:
         with contextlib.suppress(OSError), os.scandir(folder) as entries:
             for entry in entries:
@@ -347,6 +407,26 @@ def remove_leftovers(uid: int) -> None:
                         shutil.rmtree(entry.path, ignore_errors=True)
                     else:
                         os.unlink(entry.path)
+
+
+def _remove_ipc(uid: int) -> None:
+    """Remove the System V IPC objects that ``uid`` owns or created (as root: the zygote's or
+    the grader's rights)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for kind, column in _SYSV_IPC.items():
+        try:
+            header, *rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except OSError:
+            continue
+        for row in rows:
+            fields = dict(zip(header.split(), row.split(), strict=False))
+            if str(uid) not in (fields.get("uid"), fields.get("cuid")):
+                continue
+            ident = int(fields[column])
+            if kind == "sem":
+                libc.semctl(ident, 0, _IPC_RMID)
+            else:
+                getattr(libc, f"{kind}ctl")(ident, _IPC_RMID, None)
 
 
 def cut_output(text: str, limit: int) -> str:
@@ -490,8 +570,8 @@ def _reap(pid: int, wait_s: float) -> int | None:
         time.sleep(0.005)
 
 
-_CLONE_NEWNS, _CLONE_NEWNET = 0x00020000, 0x40000000
-_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 2, 4, 16384, 1 << 18
+_CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 
 
 def _isolate(
@@ -514,15 +594,15 @@ def _isolate(
     for name in os.listdir(workdir):
         with open(os.path.join(workdir, name), "rb") as source:
             carried[name] = source.read()
-    if libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET) != 0:
+    if libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC) != 0:
         return False
     if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
         return False
-    complete = True
+    complete = _hide_processes(libc)
     for shared in SHARED_TEMPORARY:
         if any(Path(p).resolve().is_relative_to(Path(shared).resolve()) for p in code_paths):
             complete = False
-        elif os.path.isdir(shared):
+        elif os.path.isdir(shared) and not os.path.islink(shared):
             mount_tmpfs(shared, "mode=1777")
     os.makedirs(workdir, exist_ok=True)
     mount_tmpfs(workdir, f"mode=0700,uid={uid},gid={uid}")
@@ -534,6 +614,17 @@ def _isolate(
     return complete
 
 
+def _hide_processes(libc: ctypes.CDLL) -> bool:  # pragma: no cover - worker, as root
+    """A /proc of the worker's own, where a user sees only its own processes (``hidepid=2``):
+    not the command lines of other grades, which name classmates' files. Only where each mount
+    of proc has its own options (Linux 5.8 and later): before, the option would apply to the
+    host's /proc too."""
+    release = tuple(int(part) for part in re.findall(r"\d+", os.uname().release)[:2])
+    if release < (5, 8):
+        return False
+    return libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"hidepid=2") == 0
+
+
 def _confine(command: dict[str, Any]) -> bool:  # pragma: no cover - runs in the worker
     """Kernel-enforced limits, then (as root) namespaces and the unprivileged user, for good.
     Returns whether the namespaces are in place."""
@@ -541,6 +632,8 @@ def _confine(command: dict[str, Any]) -> bool:  # pragma: no cover - runs in the
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_bytes"], limits["file_bytes"]))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits["open_files"], limits["open_files"]))
+    os.setpriority(os.PRIO_PROCESS, 0, limits["niceness"])
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails, it does not kill
     os.environ.clear()
     os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from test_report import validate
 
 from grader.api import grade
 from grader.render import render_json
-from grader.sandbox import Limits, can_drop_privileges
+from grader.sandbox import SHARED_TEMPORARY, Limits, can_drop_privileges, solution_copies
 
 HOSTILE = SUBMISSIONS / "hostile"
 # Unless student code runs as an unprivileged user (the grader is root, and Python and the
@@ -30,7 +31,14 @@ NEEDS_ROOT = {
     "read_solution_file",
     "use_mistake_catalogue",
     "write_grader_package",
+    "find_solution_copies",
+    "read_other_cmdlines",
+    "sysv_ipc_left_behind",
+    "leave_files_behind",
 }
+# Attacks that only a minimal root for the worker would stop: where they succeed, the report
+# must say so (it lists the copies, and does not claim the solution is unreadable).
+ADMITTED = {"find_solution_copies"}
 IS_ROOT = can_drop_privileges()
 WHY = "needs root, and Python and the grader readable by other users, to drop privileges"
 
@@ -131,10 +139,47 @@ EXPECTATIONS = {
         {c.id: c.status for c in r.checks}["advantages_invalid_group_size"] == "failed"
         and any("0 values for 6 arguments" in c.message for c in loss_checks(r))
     ),
+    # The grader copies the submission itself, never what a link points to.
+    "symlink_to_solution": lambda r: (
+        "symbolic link" in r.load_error["message"] and all(c.status == "error" for c in r.checks)
+    ),
+    "find_solution_copies": lambda r: (
+        all("no copy of the solution" in c.message for c in r.checks)
+        if r.grader["sandbox"]["solution_unreadable"]
+        else any("copies of the solution are readable" in n for n in r.grader["sandbox"]["not_available"])
+    ),
+    # In a /proc of its own (hidepid=2) a worker sees its own processes only.
+    "read_other_cmdlines": lambda r: (
+        not r.grader["sandbox"]["private_network_and_tmp"] or _all_errors_say(r, "of 0 other processes")
+    ),
+    # In an IPC namespace of its own, no worker finds what another left (see also the test of
+    # what outlives a grade).
+    "sysv_ipc_left_behind": lambda r: (
+        not r.grader["sandbox"]["private_network_and_tmp"] or _all_errors_say(r, "left a segment")
+    ),
+    "leave_files_behind": lambda r: _all_errors_say(r, "left files in"),
+    "open_many_files": lambda r: all(
+        0 < _opened(c.message)[0] < Limits().open_files and _opened(c.message)[1] == Limits().niceness
+        for c in r.checks
+        if c.id != "advantages_invalid_group_size"
+    ),
     # Slow on the plots' inputs only: the checks do not see it (see the test of the plots).
     "slow_on_plots": lambda r: all(c.status == "passed" for c in loss_checks(r)),
 }
 NAMES = sorted(p.stem for p in HOSTILE.glob("*.py"))
+
+
+def _all_errors_say(report, words: str) -> bool:
+    """Every check ended in the submission's error saying ``words``, but the check that wants
+    a ValueError (it fails on any other exception)."""
+    errors = [c for c in report.checks if c.id != "advantages_invalid_group_size"]
+    return all(c.status == "error" and words in c.message for c in errors)
+
+
+def _opened(message: str) -> tuple[int, int]:
+    """(files opened, niceness) as open_many_files says them."""
+    found = re.search(r"opened (\d+) files at niceness (\d+)", message)
+    return (int(found[1]), int(found[2])) if found else (-1, -1)
 
 
 def _bytes_written(report) -> int:
@@ -158,7 +203,8 @@ def test_hostile_submission_gets_a_valid_report_with_points_off(graded, name):
     assert report.internal_error is None
     assert [c.id for c in report.checks if c.error_source == "grader"] == []
     assert len(report.checks) == 20
-    assert report.score < report.max_score
+    if name not in ADMITTED or report.grader["sandbox"]["solution_unreadable"]:
+        assert report.score < report.max_score
     assert EXPECTATIONS[name](report), [(c.id, c.status, c.message) for c in report.checks]
     assert snapshot() == before, "the submission changed the grader's files"
 
@@ -183,7 +229,33 @@ def test_the_solution_is_hidden_from_the_unprivileged_user(graded):
     for secret in [ROOT / "reference" / "solution.py", *(ROOT / "reference" / "mistakes").glob("*.py")]:
         assert secret.stat().st_mode & 0o077 == 0, secret
     sandbox = graded(HOSTILE / "read_solution_file.py").grader["sandbox"]
-    assert sandbox["unprivileged_user"] and sandbox["solution_unreadable"]
+    assert sandbox["unprivileged_user"]
+    # A git clone also holds the solution in .git, and correct files in examples/ and tests/:
+    # then the report must not claim that the solution is unreadable, and says where it is.
+    copies = solution_copies()
+    assert sandbox["solution_unreadable"] == (copies == [])
+    assert all(any(copy in note for note in sandbox["not_available"]) for copy in copies)
+
+
+@pytest.mark.skipif(not IS_ROOT, reason=WHY)
+@pytest.mark.parametrize("namespaces", [True, False], ids=["namespaces", "no-namespaces"])
+def test_nothing_a_worker_leaves_outlives_the_grade(zygote, namespaces):
+    """Files in the directories any user may write to, and System V IPC objects: with
+    namespaces they are private to the worker, without them they are deleted when it ends."""
+    leaks = [Path(folder) / "drgrpo-left-by-student" for folder in SHARED_TEMPORARY]
+    for leak in leaks:
+        leak.unlink(missing_ok=True)
+    limits = Limits(namespaces=namespaces)
+    for name, left in [("leave_files_behind", "/run/lock"), ("sysv_ipc_left_behind", "left a segment")]:
+        report = grade(
+            HOSTILE / f"{name}.py", zygote=zygote, only=["advantages_match_reference"], limits=limits
+        )
+        assert left in report.checks[0].message  # it did leave something
+    assert [leak for leak in leaks if leak.exists()] == []
+    key = str(0x5EED13)
+    for kind in ("shm", "msg"):
+        rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+        assert [row for row in rows if row.split()[0] == key] == []
 
 
 def test_the_workers_of_a_grading_process_that_died_are_cleaned_up(zygote):
