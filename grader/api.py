@@ -124,7 +124,7 @@ def grade(
             recording=recording,
         )
         ran = parallel.run_sharded(checks, run, zygote, jobs)
-        meta["sandbox"] = protections(limits, isolated=ran.isolated)
+        meta["sandbox"] = protections(limits, isolated=ran.isolated, minimal_root=ran.minimal_root)
         output = cut_output(ran.output, limits.output_bytes)  # the shards' outputs together
         # Required: every check the rubric grades (instructor ones too); --only never solves it.
         done = notes.solved(ran.results, [c.id for c in chosen.checks])
@@ -176,7 +176,8 @@ def _run_shard(
     finally:
         output = student.close()
     loaded = student.loaded
-    return parallel.ShardResult(results, output, None if loaded.ok else loaded.error, loaded.isolated)
+    load_error = None if loaded.ok else loaded.error
+    return parallel.ShardResult(results, output, load_error, loaded.isolated, loaded.minimal_root)
 
 
 def _metadata(seed: int, max_examples: int, limits: Limits) -> dict[str, Any]:

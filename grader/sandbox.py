@@ -61,6 +61,7 @@ class Limits:
     niceness: int = 10  # a spinning worker yields the CPU to the grader and to other grades
     drop_privileges: bool = True  # as root: run student code as an unprivileged user
     namespaces: bool = True  # as root: no network, private /tmp, /var/tmp and /dev/shm
+    minimal_root: bool = True  # with namespaces: the worker sees only Python, torch and the grader
 
 
 # Student code runs as a uid of its own per worker, with no login and no files but its work
@@ -112,11 +113,12 @@ def solution_copies() -> list[str]:
     return [str(path) for path in found if path.exists() and _others_can_read(str(path))]
 
 
-def protections(limits: Limits, isolated: bool = False) -> dict[str, Any]:
+def protections(limits: Limits, isolated: bool = False, minimal_root: bool = False) -> dict[str, Any]:
     """What keeps student code in its place on this machine, for the report. ``isolated``: the
-    workers got namespaces of their own (they say so before running any student code)."""
+    workers got namespaces of their own, ``minimal_root``: a root that shows them only Python,
+    torch and the grader (they say so before running any student code)."""
     dropped = limits.drop_privileges and can_drop_privileges()
-    copies = solution_copies()
+    copies = [] if minimal_root else solution_copies()
     if dropped:
         missing = (
             []
@@ -127,6 +129,8 @@ def protections(limits: Limits, isolated: bool = False) -> dict[str, Any]:
                 "student code sees other processes' command lines in /proc, and System V IPC",
             ]
         )
+        if not minimal_root:
+            missing.append("student code can read every file of the machine that any user can read")
         if copies:
             missing.append(
                 "copies of the solution are readable by student code: "
@@ -151,6 +155,7 @@ def protections(limits: Limits, isolated: bool = False) -> dict[str, Any]:
         "unprivileged_user": "a uid of its own per worker" if dropped else None,
         "solution_unreadable": dropped and not copies,
         "private_network_and_tmp": isolated,
+        "minimal_root": minimal_root,
         "limits": dataclasses.asdict(limits),
         "not_available": missing,
     }
@@ -300,7 +305,9 @@ class WorkerProcess:
         self.limits = limits
         self.uid = uid
         self.alive = True
-        self.isolated = False  # said by the worker before any student code runs (``greet``)
+        # Said by the worker before any student code runs (``greet``):
+        self.isolated = False  # namespaces of its own
+        self.minimal_root = False  # a root that shows only Python, torch and the grader
 
     def greet(self) -> None:
         """Read the worker's first message, sent before it runs any student code: whether its
@@ -314,6 +321,7 @@ class WorkerProcess:
         except (EOFError, OSError, wire.WireError) as error:
             raise SubmissionBroken(self._death(error)) from None
         self.isolated = isinstance(hello, dict) and hello.get("isolated") is True
+        self.minimal_root = isinstance(hello, dict) and hello.get("minimal_root") is True
 
     def request(self, message: dict[str, Any] | bytes, timeout_s: float | None = None) -> dict[str, Any]:
         """Send a message (or one already packed) and wait for the reply."""
@@ -576,13 +584,15 @@ _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 16384, 1 << 1
 
 def _isolate(
     workdir: str, uid: int, limits: dict[str, Any], code_paths: list[str]
-) -> bool:  # pragma: no cover - worker, as root
-    """A network of its own (none) and private, empty /tmp, /var/tmp and /dev/shm, and a work
-    directory of its own: each a tmpfs of at most ``disk_bytes``, so that no submission can fill
-    the machine's disk. The work directory's files (the submission) are carried into the new one. A shared
-    directory that holds Python, torch or the grader stays shared (hiding it would break
-    imports). Returns whether all of it is in place; nothing changes where the kernel refuses
-    the namespaces."""
+) -> dict[str, bool]:  # pragma: no cover - worker, as root
+    """Namespaces of its own: a network (none), IPC, and mounts where the worker sees either a
+    minimal root (``_enter_minimal_root``) or the host's files with private, empty temporary
+    directories; and a work directory of its own. Each temporary directory is a tmpfs of at
+    most ``disk_bytes``, so that no submission can fill the machine's disk; the work
+    directory's files (the submission) are carried into the new one. Without a minimal root, a
+    shared directory that holds Python, torch or the grader stays shared (hiding it would break
+    imports). Returns ``isolated`` (all of it is in place) and ``minimal_root``; nothing
+    changes where the kernel refuses the namespaces."""
     libc = ctypes.CDLL(None, use_errno=True)
 
     def mount_tmpfs(where: str, options: str) -> None:
@@ -595,15 +605,18 @@ def _isolate(
         with open(os.path.join(workdir, name), "rb") as source:
             carried[name] = source.read()
     if libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC) != 0:
-        return False
+        return {"isolated": False, "minimal_root": False}
     if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
-        return False
-    complete = _hide_processes(libc)
-    for shared in SHARED_TEMPORARY:
-        if any(Path(p).resolve().is_relative_to(Path(shared).resolve()) for p in code_paths):
-            complete = False
-        elif os.path.isdir(shared) and not os.path.islink(shared):
-            mount_tmpfs(shared, "mode=1777")
+        return {"isolated": False, "minimal_root": False}
+    minimal = limits["minimal_root"] and _enter_minimal_root(libc, workdir, mount_tmpfs, code_paths)
+    complete = minimal
+    if not minimal:
+        complete = _hide_processes(libc, "/proc")
+        for shared in SHARED_TEMPORARY:
+            if any(Path(p).resolve().is_relative_to(Path(shared).resolve()) for p in code_paths):
+                complete = False
+            elif os.path.isdir(shared) and not os.path.islink(shared):
+                mount_tmpfs(shared, "mode=1777")
     os.makedirs(workdir, exist_ok=True)
     mount_tmpfs(workdir, f"mode=0700,uid={uid},gid={uid}")
     for name, data in carried.items():
@@ -611,23 +624,103 @@ def _isolate(
             copy.write(data)
         os.chown(os.path.join(workdir, name), uid, uid)
     os.chdir(workdir)  # the new one: the old working directory is the host's, under the mount
-    return complete
+    return {"isolated": complete, "minimal_root": minimal}
 
 
-def _hide_processes(libc: ctypes.CDLL) -> bool:  # pragma: no cover - worker, as root
-    """A /proc of the worker's own, where a user sees only its own processes (``hidepid=2``):
-    not the command lines of other grades, which name classmates' files. Only where each mount
-    of proc has its own options (Linux 5.8 and later): before, the option would apply to the
-    host's /proc too."""
+# What a minimal root shows of the host besides Python, torch and the grader (read-only).
+_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group", "nsswitch.conf")
+_DEVICES = ("null", "zero", "full", "random", "urandom")
+_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}  # system call numbers: glibc has no wrapper
+_MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MNT_DETACH = 1, 32, 4096, 2
+
+
+def root_binds(code_paths: list[str]) -> list[str]:
+    """The host's folders a worker's minimal root shows, read-only: the system's programs and
+    libraries, Python (the venv's prefix too), torch, and of the grader's folder its two
+    packages that workers import, ``grader`` and ``reference``; not the rest of it, where a
+    git clone's history, examples and tests hold the solution. Folders inside another are
+    left out."""
+    root = Path(_ROOT)
+    wanted = [str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix, *code_paths) if p != _ROOT]
+    wanted += [str(root / "grader"), str(root / "reference")]
+    chosen = [path for path in _SYSTEM if os.path.lexists(path)]
+    for path in sorted(set(wanted), key=len):
+        if not any(Path(path).is_relative_to(parent) for parent in chosen):
+            chosen.append(path)
+    return chosen
+
+
+def _enter_minimal_root(
+    libc: ctypes.CDLL, new: str, mount_tmpfs: Any, code_paths: list[str]
+) -> bool:  # pragma: no cover - worker, as root
+    """Make a tmpfs at ``new`` (the work directory's folder, a mount point of this namespace
+    only) the worker's root, holding read-only binds of ``root_binds``, a few files of /etc,
+    the harmless devices, a /proc that shows the worker's own processes only, and private
+    temporary directories; then ``pivot_root`` into it and drop the host's root. Returns False,
+    having changed nothing outside ``new``, where any of it is refused."""
+    machine = os.uname().machine
+    release = tuple(int(part) for part in re.findall(r"\d+", os.uname().release)[:2])
+    if machine not in _PIVOT_ROOT or release < (5, 8):
+        return False
+
+    def bind(source: str, read_only: bool = True) -> None:
+        target = new + source
+        if os.path.isdir(source):
+            os.makedirs(target, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            Path(target).touch()
+        flags = _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV
+        if libc.mount(source.encode(), target.encode(), None, _MS_BIND | _MS_REC, None) or (
+            read_only and libc.mount(None, target.encode(), None, flags, None)
+        ):
+            raise OSError(ctypes.get_errno(), f"cannot bind {source}")
+
+    try:
+        mount_tmpfs(new, "mode=0755")
+        for shared in SHARED_TEMPORARY:
+            if os.path.isdir(shared) and not os.path.islink(shared):
+                os.makedirs(new + shared)
+                mount_tmpfs(new + shared, "mode=1777")
+        etc = [f"/etc/{name}" for name in _ETC if os.path.lexists(f"/etc/{name}")]
+        for source in [*root_binds(code_paths), *etc]:
+            if os.path.islink(source):  # /bin -> usr/bin, /etc/localtime -> /usr/share/...
+                os.makedirs(os.path.dirname(new + source), exist_ok=True)
+                os.symlink(os.readlink(source), new + source)
+            else:
+                bind(source)
+        for device in _DEVICES:
+            bind(f"/dev/{device}", read_only=False)
+        os.makedirs(new + "/proc")
+        if not _hide_processes(libc, new + "/proc"):
+            return False
+        os.makedirs(new + "/.old")
+        if libc.syscall(_PIVOT_ROOT[machine], new.encode(), (new + "/.old").encode()):
+            return False
+    except OSError:
+        return False
+    os.chdir("/")
+    libc.umount2(b"/.old", _MNT_DETACH)
+    os.rmdir("/.old")
+    return True
+
+
+def _hide_processes(libc: ctypes.CDLL, where: str) -> bool:  # pragma: no cover - worker, as root
+    """A proc of the worker's own at ``where``, where a user sees only its own processes
+    (``hidepid=2``): not the command lines of other grades, which name classmates' files. Only
+    where each mount of proc has its own options (Linux 5.8 and later): before, the option
+    would apply to the host's /proc too."""
     release = tuple(int(part) for part in re.findall(r"\d+", os.uname().release)[:2])
     if release < (5, 8):
         return False
-    return libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"hidepid=2") == 0
+    flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    return libc.mount(b"proc", where.encode(), b"proc", flags, b"hidepid=2") == 0
 
 
-def _confine(command: dict[str, Any]) -> bool:  # pragma: no cover - runs in the worker
+def _confine(command: dict[str, Any]) -> dict[str, bool]:  # pragma: no cover - runs in the worker
     """Kernel-enforced limits, then (as root) namespaces and the unprivileged user, for good.
-    Returns whether the namespaces are in place."""
+    Returns whether the namespaces are in place (``isolated``), and a minimal root."""
     limits, uid, workdir = command["limits"], command["uid"], command["workdir"]
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
@@ -637,9 +730,10 @@ def _confine(command: dict[str, Any]) -> bool:  # pragma: no cover - runs in the
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails, it does not kill
     os.environ.clear()
     os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
-    isolated = False
+    isolated = {"isolated": False, "minimal_root": False}
     if uid is not None:
-        isolated = limits["namespaces"] and _isolate(workdir, uid, limits, command["code_paths"])
+        if limits["namespaces"]:
+            isolated = _isolate(workdir, uid, limits, command["code_paths"])
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)

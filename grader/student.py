@@ -44,6 +44,7 @@ class Loaded:
     error: dict[str, Any] | None = None
     functions: dict[str, dict[str, Any]] = field(default_factory=dict)
     isolated: bool = False  # the worker has no network and temporary directories of its own
+    minimal_root: bool = False  # the worker sees only Python, torch and the grader of the host
 
 
 def _argument(value: Any) -> dict[str, Any]:
@@ -123,10 +124,12 @@ def checked_reply(reply: dict[str, Any]) -> dict[str, Any]:
     return checked
 
 
-def loaded(reply: dict[str, Any], isolated: bool) -> Loaded:
-    """What the reply to ``load`` says, refusing one that is malformed."""
+def loaded(reply: dict[str, Any], worker: WorkerProcess) -> Loaded:
+    """What the reply to ``load`` says, refusing one that is malformed (the sandbox's state
+    is what ``worker`` said before running student code)."""
+    sandbox = {"isolated": worker.isolated, "minimal_root": worker.minimal_root}
     if reply.get("ok") is not True:
-        return Loaded(ok=False, error=error_fields(reply.get("error") or {}), isolated=isolated)
+        return Loaded(ok=False, error=error_fields(reply.get("error") or {}), **sandbox)
     found = reply.get("functions")
     if not isinstance(found, dict) or not all(isinstance(entry, dict) for entry in found.values()):
         raise wire.WireError("the functions found are not described as mappings")
@@ -134,7 +137,7 @@ def loaded(reply: dict[str, Any], isolated: bool) -> Loaded:
         str(name): {"present": entry.get("present") is True, "callable": entry.get("callable") is True}
         for name, entry in found.items()
     }
-    return Loaded(ok=True, functions=functions, isolated=isolated)
+    return Loaded(ok=True, functions=functions, **sandbox)
 
 
 class Student:
@@ -164,15 +167,17 @@ class Student:
         try:
             self._worker = self._zygote.spawn(self.path, self.limits)
             reply = self._worker.request({"op": "load", "functions": list(FUNCTIONS)})
-            return loaded(reply, self._worker.isolated)
+            return loaded(reply, self._worker)
         except (SubmissionBroken, SubmissionTimedOut) as stop:
             message = stop.message
         except wire.WireError as error:
             message = corrupted_reply_message(error)
-        isolated = self._worker is not None and self._worker.isolated
+        worker = self._worker
         self._retire()  # whatever it is doing, nothing more is asked of it
         error = {"type": "LoadError", "message": message, "traceback": ""}
-        return Loaded(ok=False, error=error, isolated=isolated)
+        if worker is None:
+            return Loaded(ok=False, error=error)
+        return Loaded(ok=False, error=error, isolated=worker.isolated, minimal_root=worker.minimal_root)
 
     def _live_worker(self) -> WorkerProcess:
         if self._worker is None or not self._worker.alive:

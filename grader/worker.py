@@ -201,14 +201,14 @@ class Worker:
         return {"grads": described}
 
 
-def serve(connection: channel.Channel, path: str, isolated: bool = False) -> None:
-    """Answer requests until the grader closes the channel. ``isolated``: whether the worker
-    has a network and temporary directories of its own, said first, before any student code
-    runs (afterwards, that code could write anything to the channel)."""
+def serve(connection: channel.Channel, path: str, sandbox: dict[str, bool] | None = None) -> None:
+    """Answer requests until the grader closes the channel. ``sandbox``: whether the worker has
+    namespaces of its own (``isolated``) and a ``minimal_root``, said first, before any student
+    code runs (afterwards, that code could write anything to the channel)."""
     sys.meta_path.insert(0, _SecretBlocker())
     for name in [name for name in sys.modules if _secret(name)]:
         del sys.modules[name]
-    connection.send({"op": "ready", "isolated": isolated})
+    connection.send({"op": "ready", **(sandbox or {})})
     worker = Worker(path)
     while True:
         try:

