@@ -28,7 +28,7 @@ import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -322,6 +322,11 @@ class WorkerProcess:
             raise SubmissionBroken(self._death(error)) from None
         self.isolated = isinstance(hello, dict) and hello.get("isolated") is True
         self.minimal_root = isinstance(hello, dict) and hello.get("minimal_root") is True
+
+    @property
+    def sandbox(self) -> dict[str, bool]:
+        """What the worker said of its sandbox, as ``Loaded`` and the report take it."""
+        return {"isolated": self.isolated, "minimal_root": self.minimal_root}
 
     def request(self, message: dict[str, Any] | bytes, timeout_s: float | None = None) -> dict[str, Any]:
         """Send a message (or one already packed) and wait for the reply."""
@@ -652,7 +657,7 @@ def root_binds(code_paths: list[str]) -> list[str]:
 
 
 def _enter_minimal_root(
-    libc: ctypes.CDLL, new: str, mount_tmpfs: Any, code_paths: list[str]
+    libc: ctypes.CDLL, new: str, mount_tmpfs: Callable[[str, str], None], code_paths: list[str]
 ) -> bool:  # pragma: no cover - worker, as root
     """Make a tmpfs at ``new`` (the work directory's folder, a mount point of this namespace
     only) the worker's root, holding read-only binds of ``root_binds``, a few files of /etc,
@@ -660,8 +665,7 @@ def _enter_minimal_root(
     temporary directories; then ``pivot_root`` into it and drop the host's root. Returns False,
     having changed nothing outside ``new``, where any of it is refused."""
     machine = os.uname().machine
-    release = tuple(int(part) for part in re.findall(r"\d+", os.uname().release)[:2])
-    if machine not in _PIVOT_ROOT or release < (5, 8):
+    if machine not in _PIVOT_ROOT:
         return False
 
     def bind(source: str, read_only: bool = True) -> None:

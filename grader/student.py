@@ -124,10 +124,9 @@ def checked_reply(reply: dict[str, Any]) -> dict[str, Any]:
     return checked
 
 
-def loaded(reply: dict[str, Any], worker: WorkerProcess) -> Loaded:
-    """What the reply to ``load`` says, refusing one that is malformed (the sandbox's state
-    is what ``worker`` said before running student code)."""
-    sandbox = {"isolated": worker.isolated, "minimal_root": worker.minimal_root}
+def loaded(reply: dict[str, Any], sandbox: dict[str, bool]) -> Loaded:
+    """What the reply to ``load`` says, refusing one that is malformed (``sandbox``: what the
+    worker said of it before running student code)."""
     if reply.get("ok") is not True:
         return Loaded(ok=False, error=error_fields(reply.get("error") or {}), **sandbox)
     found = reply.get("functions")
@@ -167,17 +166,14 @@ class Student:
         try:
             self._worker = self._zygote.spawn(self.path, self.limits)
             reply = self._worker.request({"op": "load", "functions": list(FUNCTIONS)})
-            return loaded(reply, self._worker)
+            return loaded(reply, self._worker.sandbox)
         except (SubmissionBroken, SubmissionTimedOut) as stop:
             message = stop.message
         except wire.WireError as error:
             message = corrupted_reply_message(error)
-        worker = self._worker
+        sandbox = self._worker.sandbox if self._worker else {}
         self._retire()  # whatever it is doing, nothing more is asked of it
-        error = {"type": "LoadError", "message": message, "traceback": ""}
-        if worker is None:
-            return Loaded(ok=False, error=error)
-        return Loaded(ok=False, error=error, isolated=worker.isolated, minimal_root=worker.minimal_root)
+        return Loaded(ok=False, error={"type": "LoadError", "message": message, "traceback": ""}, **sandbox)
 
     def _live_worker(self) -> WorkerProcess:
         if self._worker is None or not self._worker.alive:
