@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import platform
 import time
 import traceback
@@ -110,23 +111,24 @@ def grade(
     meta = _metadata(seed, max_examples, limits)
     meta["rubric"] = chosen.source
     own_zygote = zygote is None
+    deadline = started + limits.total_timeout_s  # the checks' and the plots'
     try:
         zygote = zygote or Zygote()
         run = functools.partial(
             _run_shard,
-            path=str(path.resolve()),
+            path=os.path.abspath(path),
             limits=limits,
             seed=seed,
             max_examples=max_examples,
-            deadline=started + limits.total_timeout_s,
+            deadline=deadline,
             recording=recording,
         )
         ran = parallel.run_sharded(checks, run, zygote, jobs)
-        meta["sandbox"] = protections(limits, isolated=ran.isolated)
+        meta["sandbox"] = protections(limits, isolated=ran.isolated, minimal_root=ran.minimal_root)
         output = cut_output(ran.output, limits.output_bytes)  # the shards' outputs together
         # Required: every check the rubric grades (instructor ones too); --only never solves it.
         done = notes.solved(ran.results, [c.id for c in chosen.checks])
-        pictures = collect_visuals(zygote, str(path.resolve()), limits) if visuals else None
+        pictures = collect_visuals(zygote, os.path.abspath(path), limits, deadline) if visuals else None
         meta["total_time_s"] = round(time.monotonic() - started, 3)
         return Report(
             str(submission),
@@ -174,7 +176,8 @@ def _run_shard(
     finally:
         output = student.close()
     loaded = student.loaded
-    return parallel.ShardResult(results, output, None if loaded.ok else loaded.error, loaded.isolated)
+    load_error = None if loaded.ok else loaded.error
+    return parallel.ShardResult(results, output, load_error, loaded.isolated, loaded.minimal_root)
 
 
 def _metadata(seed: int, max_examples: int, limits: Limits) -> dict[str, Any]:

@@ -30,12 +30,17 @@ class Channel:
         self.sock.sendall(_LENGTH.pack(len(data)) + data)
 
     def receive(self, timeout: float | None = None) -> Any:
-        """The next message; ``timeout`` bounds the whole message, not each chunk of it."""
+        """The next message; ``timeout`` bounds the whole message, not each chunk of it.
+
+        An oversized message is refused after its first bytes, before the rest is received.
+        """
         deadline = None if timeout is None else time.monotonic() + timeout
         (length,) = _LENGTH.unpack(self._read(_LENGTH.size, deadline))
         if length > MAX_MESSAGE:
             raise wire.WireError(f"message of {length} bytes is too large")
-        return wire.unpack(self._read(length, deadline))
+        prefix = self._read(min(length, wire.HEADER_PREFIX), deadline)
+        wire.header_length(prefix)
+        return wire.unpack(prefix + self._read(length - len(prefix), deadline))
 
     def _read(self, size: int, deadline: float | None) -> bytes:
         chunks = bytearray()

@@ -17,6 +17,12 @@ def not_implemented_message(function: str) -> str:
     return f"{function} is not implemented yet (it raises NotImplementedError)"
 
 
+def corrupted_reply_message(error: Exception) -> str:
+    """What a student reads when their worker's reply was malformed: whatever was forged or
+    broken, it is the submission's error, never the grader's."""
+    return f"the process running your code sent a corrupted reply ({error})"
+
+
 class _CarriesInputs:
     """Mixin: the drawn inputs of the example that raised, and the calls it made to the student
     (packed request, raw reply), attached by the check's wrapper."""

@@ -28,6 +28,7 @@ class ShardResult:
     output: str
     load_error: dict[str, Any] | None
     isolated: bool
+    minimal_root: bool = False
 
 
 Runner = Callable[[Sequence[Check], ZygoteLink], ShardResult]
@@ -67,7 +68,7 @@ def run_sharded(checks: Sequence[Check], run: Runner, zygote: ZygoteLink, jobs: 
         outputs.append(found.output)
     order = {check.id: i for i, check in enumerate(checks)}
     results.sort(key=lambda result: order[result.id])
-    return ShardResult(results, "".join(outputs), mine.load_error, mine.isolated)
+    return ShardResult(results, "".join(outputs), mine.load_error, mine.isolated, mine.minimal_root)
 
 
 def fork_grading(
@@ -127,6 +128,7 @@ def _collect(pid: int, fd: int, shard: list[Check]) -> ShardResult:
             payload["output"],
             payload["load_error"],
             payload["isolated"],
+            payload["minimal_root"],
         )
     message = f"internal grader error (not your fault): {payload['error']}"
     results = [

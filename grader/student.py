@@ -14,7 +14,13 @@ from typing import Any
 import torch
 
 from grader import values, wire
-from grader.errors import SubmissionBroken, SubmissionRaised, SubmissionTimedOut, not_implemented_message
+from grader.errors import (
+    SubmissionBroken,
+    SubmissionRaised,
+    SubmissionTimedOut,
+    corrupted_reply_message,
+    not_implemented_message,
+)
 from grader.sandbox import Limits, WorkerProcess, ZygoteLink
 
 FUNCTIONS = ("drgrpo_advantages", "drgrpo_loss")
@@ -38,6 +44,7 @@ class Loaded:
     error: dict[str, Any] | None = None
     functions: dict[str, dict[str, Any]] = field(default_factory=dict)
     isolated: bool = False  # the worker has no network and temporary directories of its own
+    minimal_root: bool = False  # the worker sees only Python, torch and the grader of the host
 
 
 def _argument(value: Any) -> dict[str, Any]:
@@ -72,18 +79,64 @@ def request(
     )
 
 
-def outcome(reply: dict[str, Any]) -> Outcome:
+def outcome(reply: dict[str, Any], arguments: int | None = None) -> Outcome:
     """A successful reply as typed values (raises ``KeyError``, ``TypeError`` or ``WireError``
-    when it is malformed)."""
+    when it is malformed). ``arguments``: how many the call had, so as many gradients and
+    arguments-after must come back."""
     grads = reply.get("grads")
     after = reply.get("args_after")
     problem = reply.get("grad_problem")
-    return Outcome(
+    found = Outcome(
         value=values.decode(reply["result"]),
         grads=None if grads is None else tuple(None if g is None else values.decode(g) for g in grads),
         grad_problem=None if problem is None else str(problem),
         args_after=None if after is None else tuple(values.decode(a) for a in after),
     )
+    for part in (found.grads, found.args_after):
+        if arguments is not None and part is not None and len(part) != arguments:
+            raise wire.WireError(f"{len(part)} values for {arguments} arguments")
+    return found
+
+
+def error_fields(error: Any) -> dict[str, Any]:
+    """The student's exception as the worker described it, each field of the type and size the
+    report needs: a forged reply may hold anything there."""
+    if not isinstance(error, dict):
+        raise wire.WireError("an error that is not described as a mapping")
+    return {
+        "type": str(error.get("type"))[:200],
+        "message": str(error.get("message"))[:2000],
+        "traceback": str(error.get("traceback") or "")[-4000:],
+        "is_value_error": error.get("is_value_error") is True,
+        "not_implemented": error.get("not_implemented") is True,
+    }
+
+
+def checked_reply(reply: dict[str, Any]) -> dict[str, Any]:
+    """A call's reply with its errors in the form the grader reads (``WireError`` when they are
+    malformed); its values are decoded, and checked, by ``outcome``."""
+    if not isinstance(reply.get("ok"), bool):
+        raise wire.WireError("a reply without a status")
+    checked = dict(reply)
+    for key in ("error", "grad_error"):
+        if checked.get(key) is not None:
+            checked[key] = error_fields(checked[key])
+    return checked
+
+
+def loaded(reply: dict[str, Any], sandbox: dict[str, bool]) -> Loaded:
+    """What the reply to ``load`` says, refusing one that is malformed (``sandbox``: what the
+    worker said of it before running student code)."""
+    if reply.get("ok") is not True:
+        return Loaded(ok=False, error=error_fields(reply.get("error") or {}), **sandbox)
+    found = reply.get("functions")
+    if not isinstance(found, dict) or not all(isinstance(entry, dict) for entry in found.values()):
+        raise wire.WireError("the functions found are not described as mappings")
+    functions = {
+        str(name): {"present": entry.get("present") is True, "callable": entry.get("callable") is True}
+        for name, entry in found.items()
+    }
+    return Loaded(ok=True, functions=functions, **sandbox)
 
 
 class Student:
@@ -110,15 +163,17 @@ class Student:
         self._replies.clear()
 
     def _start(self) -> Loaded:
-        self._worker = self._zygote.spawn(self.path, self.limits)
         try:
+            self._worker = self._zygote.spawn(self.path, self.limits)
             reply = self._worker.request({"op": "load", "functions": list(FUNCTIONS)})
+            return loaded(reply, self._worker.sandbox)
         except (SubmissionBroken, SubmissionTimedOut) as stop:
-            return Loaded(ok=False, error={"type": "LoadError", "message": stop.message, "traceback": ""})
-        isolated = bool(reply.get("isolated"))
-        if not reply.get("ok"):
-            return Loaded(ok=False, error=dict(reply.get("error") or {}), isolated=isolated)
-        return Loaded(ok=True, functions=dict(reply.get("functions") or {}), isolated=isolated)
+            message = stop.message
+        except wire.WireError as error:
+            message = corrupted_reply_message(error)
+        sandbox = self._worker.sandbox if self._worker else {}
+        self._retire()  # whatever it is doing, nothing more is asked of it
+        return Loaded(ok=False, error={"type": "LoadError", "message": message, "traceback": ""}, **sandbox)
 
     def _live_worker(self) -> WorkerProcess:
         if self._worker is None or not self._worker.alive:
@@ -180,10 +235,9 @@ class Student:
         if reply.get("grad_error"):
             raise SubmissionRaised(f"the backward pass through {function}", reply["grad_error"])
         try:
-            return outcome(reply)
+            return outcome(reply, len(args))
         except (KeyError, TypeError, wire.WireError) as error:
-            message = f"the process running your code sent a corrupted reply ({error})"
-            raise SubmissionBroken(message) from None
+            raise SubmissionBroken(corrupted_reply_message(error)) from None
 
     def reply(self, function: str, data: bytes, *, remember_hang: bool = True) -> dict[str, Any]:
         """The worker's raw reply to one packed call request (see ``request``).
@@ -192,7 +246,10 @@ class Student:
         false (a diagnosis probe must not change the grade)."""
         timeout_s = self._call_timeout()
         try:
-            return self._live_worker().request(data, timeout_s=timeout_s)
+            return checked_reply(self._live_worker().request(data, timeout_s=timeout_s))
+        except wire.WireError as error:
+            self._retire()
+            raise SubmissionBroken(corrupted_reply_message(error)) from None
         except SubmissionTimedOut as hang:
             if remember_hang and timeout_s >= self.limits.call_timeout_s:  # the call's own limit
                 self._hung[function] = hang.message

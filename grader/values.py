@@ -7,12 +7,13 @@ ever called here, so a Tensor subclass that lies about ``__eq__`` has nothing to
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from grader.wire import WireError
+from grader.wire import MAX_DIM, MAX_NDIM, WireError
 
 
 @dataclass(frozen=True)
@@ -71,41 +72,74 @@ Value = TensorValue | SequenceValue | DictValue | ScalarValue | ObjectValue
 
 
 def decode(spec: Any) -> Value:
-    """Rebuild a value from the worker's description, refusing anything malformed."""
+    """Rebuild a value from the worker's description, refusing anything malformed.
+
+    Everything a property later relies on is checked here (a tensor's data has its declared
+    shape, a dict as many keys as values), so that a forged description fails as the
+    submission's error, never inside a check as the grader's.
+    """
     try:
         kind = spec["kind"]
         if kind == "tensor":
-            data = spec["data"]
-            if data is not None and not isinstance(data, np.ndarray):
-                raise WireError("tensor data is not an array")
-            return TensorValue(
-                type=str(spec["type"]),
-                dtype=str(spec["dtype"]),
-                shape=tuple(int(n) for n in spec["shape"]),
-                device=str(spec["device"]),
-                requires_grad=bool(spec["requires_grad"]),
-                has_grad_fn=bool(spec["has_grad_fn"]),
-                data=data,
-            )
+            return _tensor(spec)
         if kind in ("tuple", "list"):
-            return SequenceValue(kind, tuple(decode(item) for item in spec["items"]), int(spec["length"]))
+            items = tuple(decode(item) for item in spec["items"])
+            length = int(spec["length"])
+            if length < len(items):
+                raise WireError("a sequence shorter than its items")
+            return SequenceValue(kind, items, length)
         if kind == "dict":
-            return DictValue(
+            found = DictValue(
                 keys=tuple(str(key) for key in spec["keys"]),
                 key_types=tuple(str(kind) for kind in spec["key_types"]),
                 values=tuple(decode(value) for value in spec["values"]),
                 length=int(spec["length"]),
             )
+            if not len(found.keys) == len(found.key_types) == len(found.values) <= found.length:
+                raise WireError("a dict whose keys and values do not match up")
+            return found
         if kind == "scalar":
-            value = spec["value"]
-            if not isinstance(value, (bool, int, float, type(None))):
-                raise WireError("scalar of an unexpected type")
-            return ScalarValue(str(spec["type"]), value)
+            return ScalarValue(str(spec["type"]), _scalar(spec["value"]))
         if kind == "object":
             return ObjectValue(str(spec["type"]), str(spec["text"]))
-    except (KeyError, TypeError, ValueError) as error:
+    except WireError:
+        raise
+    except (KeyError, TypeError, ValueError, OverflowError) as error:
         raise WireError(f"malformed value: {error}") from None
     raise WireError(f"unknown value kind {kind!r}")
+
+
+def _tensor(spec: dict[str, Any]) -> TensorValue:
+    data = spec["data"]
+    shape = tuple(int(n) for n in spec["shape"])
+    if data is not None and not isinstance(data, np.ndarray):
+        raise WireError("tensor data is not an array")
+    if data is not None and data.shape != shape:
+        raise WireError(f"tensor data of shape {data.shape} for a tensor of shape {shape}")
+    if len(shape) > MAX_NDIM or any(not 0 <= n <= MAX_DIM for n in shape):
+        raise WireError(f"refused tensor shape {shape}")
+    return TensorValue(
+        type=str(spec["type"]),
+        dtype=str(spec["dtype"]),
+        shape=shape,
+        device=str(spec["device"]),
+        requires_grad=bool(spec["requires_grad"]),
+        has_grad_fn=bool(spec["has_grad_fn"]),
+        data=data,
+    )
+
+
+def _scalar(value: Any) -> bool | int | float | None:
+    """A returned number. An int beyond 64 bits reads as the nearest float (infinite beyond
+    float64's range): every comparison reads numbers as float64 anyway."""
+    if not isinstance(value, (bool, int, float, type(None))):
+        raise WireError("scalar of an unexpected type")
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf if value > 0 else -math.inf
+    return value
 
 
 def summary(value: Value | None) -> str:

@@ -14,6 +14,7 @@ is plain JSON data for ``Report.visuals``; a call that fails leaves ``None`` and
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -32,9 +33,13 @@ GROUP_SIZE = 8
 _STOPS = (SubmissionBroken, SubmissionRaised, SubmissionTimedOut)
 
 
-def collect(zygote: ZygoteLink, path: str, limits: Limits) -> dict[str, Any]:
-    """Both pictures' data for the submission at ``path`` (a worker of its own)."""
+def collect(zygote: ZygoteLink, path: str, limits: Limits, deadline: float | None = None) -> dict[str, Any]:
+    """Both pictures' data for the submission at ``path`` (a worker of its own), its calls
+    stopped at ``deadline`` (monotonic: the grade's) or after ``limits.plots_timeout_s``,
+    whichever comes first: a submission slow only on these inputs must not hold the grade."""
     student = Student(zygote, path, limits)
+    budget = time.monotonic() + limits.plots_timeout_s
+    student.total_deadline = budget if deadline is None else min(deadline, budget)
     try:
         return {"token_weights": token_weights(student), "difficulty": difficulty(student)}
     finally:
@@ -126,4 +131,7 @@ def _pair(advantages: np.ndarray) -> list[float]:
 
 
 def _why(stop: BaseException) -> str:
-    return str(getattr(stop, "message", None) or stop)
+    why = str(getattr(stop, "message", None) or stop)
+    if isinstance(stop, SubmissionTimedOut):
+        return f"the plots' calls ran out of their time budget ({why})"
+    return why

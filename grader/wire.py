@@ -19,6 +19,14 @@ ALLOWED_DTYPES = frozenset(
 )
 _ARRAY = "__ndarray__"
 _HEADER = struct.Struct("<I")
+HEADER_PREFIX = _HEADER.size  # the bytes that declare the length of a message's JSON part
+# Bounds on what a message may declare, checked before anything is built from it: the JSON part
+# of a real message is a few kilobytes (numbers travel as raw bytes), so a hostile peer's
+# megabytes of nested lists are refused unread rather than parsed into gigabytes of objects.
+MAX_HEADER = 1 << 20
+MAX_NESTING = 64  # JSON levels: a described value of the worker's nests about 15 deep
+MAX_NDIM = 32
+MAX_DIM = 1 << 31
 
 
 class WireError(ValueError):
@@ -35,7 +43,8 @@ def pack(message: Any) -> bytes:
             if array.dtype.byteorder == ">":
                 array = array.astype(array.dtype.newbyteorder("<"))
             buffers.append(array.tobytes())
-            return {_ARRAY: len(buffers) - 1, "dtype": array.dtype.str, "shape": array.shape}
+            # ``value``'s shape: ``ascontiguousarray`` makes a 0-d array 1-d.
+            return {_ARRAY: len(buffers) - 1, "dtype": array.dtype.str, "shape": value.shape}
         if isinstance(value, dict):
             return {str(key): encode(item) for key, item in value.items()}
         if isinstance(value, (list, tuple)):
@@ -47,17 +56,36 @@ def pack(message: Any) -> bytes:
     header = json.dumps(
         {"body": encode(message), "sizes": [len(b) for b in buffers]}, allow_nan=True
     ).encode()
+    if len(header) > MAX_HEADER:
+        raise WireError(f"the message's structure takes {len(header)} bytes, more than {MAX_HEADER}")
     return _HEADER.pack(len(header)) + header + b"".join(buffers)
 
 
-def unpack(data: bytes) -> Any:
-    """Decode a message from :func:`pack`, validating every array against its declared size."""
+def header_length(prefix: bytes) -> int:
+    """The length of the JSON part declared by a message's first bytes (``HEADER_PREFIX`` of
+    them), refused when it is over ``MAX_HEADER``: a reader can stop before receiving the rest."""
     try:
-        (length,) = _HEADER.unpack_from(data)
+        (length,) = _HEADER.unpack_from(prefix)
+    except struct.error:
+        raise WireError("message too short") from None
+    if length > MAX_HEADER:
+        raise WireError(f"message structure of {length} bytes is larger than {MAX_HEADER}")
+    return length
+
+
+def unpack(data: bytes) -> Any:
+    """Decode a message from :func:`pack`, validating every array against its declared size.
+
+    Anything malformed raises ``WireError``, never another exception: the peer may be hostile.
+    """
+    length = header_length(data)
+    try:
         envelope = json.loads(data[_HEADER.size : _HEADER.size + length])
         sizes = [int(size) for size in envelope["sizes"]]
         body = envelope["body"]
-    except (struct.error, ValueError, KeyError, TypeError) as error:
+    except RecursionError:
+        raise WireError("malformed message: nested too deeply") from None
+    except (ValueError, KeyError, TypeError, OverflowError) as error:
         raise WireError(f"malformed message: {error}") from None
     offsets = [_HEADER.size + length]
     for size in sizes:
@@ -67,25 +95,29 @@ def unpack(data: bytes) -> Any:
 
     view = memoryview(data)
 
-    def decode(value: Any) -> Any:
+    def decode(value: Any, depth: int = 0) -> Any:
+        if depth > MAX_NESTING:
+            raise WireError(f"message nested more than {MAX_NESTING} levels deep")
         if isinstance(value, dict):
             if _ARRAY in value:
                 return _array(value)
-            return {key: decode(item) for key, item in value.items()}
+            return {key: decode(item, depth + 1) for key, item in value.items()}
         if isinstance(value, list):
-            return [decode(item) for item in value]
+            return [decode(item, depth + 1) for item in value]
         return value
 
     def _array(spec: dict[str, Any]) -> np.ndarray:
         try:
             index = int(spec[_ARRAY])
             dtype = str(spec["dtype"])
-            shape = tuple(int(n) for n in spec["shape"])
-        except (KeyError, TypeError, ValueError) as error:
+            shape = tuple(int(n) for n in spec["shape"][: MAX_NDIM + 1])
+        except (KeyError, TypeError, ValueError, OverflowError) as error:
             raise WireError(f"malformed array: {error}") from None
         if dtype not in ALLOWED_DTYPES or not 0 <= index < len(sizes):
             raise WireError(f"refused array dtype {dtype!r} or index {index}")
-        if any(n < 0 for n in shape) or math.prod(shape) * np.dtype(dtype).itemsize != sizes[index]:
+        if len(shape) > MAX_NDIM or any(not 0 <= n <= MAX_DIM for n in shape):
+            raise WireError(f"refused array shape (at most {MAX_NDIM} dimensions of at most {MAX_DIM})")
+        if math.prod(shape) * np.dtype(dtype).itemsize != sizes[index]:
             raise WireError("array size does not match its shape")
         # A read-only view of the message: nothing downstream writes to received arrays.
         return np.frombuffer(view, dtype=dtype, count=math.prod(shape), offset=offsets[index]).reshape(shape)

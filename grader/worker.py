@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.util
-import inspect
 import os
 import sys
 import traceback
@@ -19,11 +18,18 @@ from typing import Any
 import numpy as np
 import torch
 
-from grader import channel
+from grader import channel, wire
 
 SECRET_MODULES = ("reference.solution", "reference.mistakes")
 MAX_DEPTH = 4
 MAX_ITEMS = 64
+MAX_PARTS = 4096  # described objects per value: 64 items at each of 4 levels would be 16 million
+TOO_LARGE = {
+    "type": "ReplyTooLarge",
+    "message": "what your function returned or raised is too large to describe to the grader "
+    "(return tensors and a few numbers, not large nested structures or huge names)",
+    "traceback": "",
+}
 
 
 def _secret(module: str) -> bool:
@@ -41,11 +47,17 @@ class _SecretBlocker(importlib.abc.MetaPathFinder):
 
 def _type_name(value: Any) -> str:
     cls = type(value)
-    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    name = cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    return str(name)[:200]
 
 
-def describe(value: Any, depth: int = 0) -> dict[str, Any]:
-    """Plain data for any object the student returned (tensors as NumPy copies)."""
+def describe(value: Any, depth: int = 0, budget: list[int] | None = None) -> dict[str, Any]:
+    """Plain data for any object the student returned (tensors as NumPy copies), at most
+    ``MAX_PARTS`` objects of it (``budget``: how many are left, shared by the recursion)."""
+    budget = [MAX_PARTS] if budget is None else budget
+    budget[0] -= 1
+    if budget[0] < 0:
+        return {"kind": "object", "type": _type_name(value), "text": "(too many parts to show)"}
     if depth > MAX_DEPTH:
         return {"kind": "object", "type": _type_name(value), "text": "(nested too deeply)"}
     if isinstance(value, torch.Tensor):
@@ -55,7 +67,7 @@ def describe(value: Any, depth: int = 0) -> dict[str, Any]:
     if isinstance(value, (int, float)) and type(value) in (int, float):
         return {"kind": "scalar", "type": _type_name(value), "value": value}
     if type(value) in (tuple, list):
-        items = [describe(item, depth + 1) for item in value[:MAX_ITEMS]]
+        items = [describe(item, depth + 1, budget) for item in value[:MAX_ITEMS]]
         return {"kind": type(value).__name__, "items": items, "length": len(value)}
     if type(value) is dict:
         keys = list(value)[:MAX_ITEMS]
@@ -63,7 +75,7 @@ def describe(value: Any, depth: int = 0) -> dict[str, Any]:
             "kind": "dict",
             "keys": [key if type(key) is str else repr(key)[:80] for key in keys],
             "key_types": [_type_name(key) for key in keys],
-            "values": [describe(value[key], depth + 1) for key in keys],
+            "values": [describe(value[key], depth + 1, budget) for key in keys],
             "length": len(value),
         }
     try:
@@ -144,13 +156,7 @@ class Worker:
         found = {}
         for name in functions:
             function = getattr(module, name, None)
-            entry: dict[str, Any] = {"present": function is not None, "callable": callable(function)}
-            if callable(function):
-                try:
-                    entry["parameters"] = list(inspect.signature(function).parameters)
-                except (TypeError, ValueError):
-                    entry["parameters"] = None
-            found[name] = entry
+            found[name] = {"present": function is not None, "callable": callable(function)}
         return {"ok": True, "functions": found}
 
     def call(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -195,12 +201,14 @@ class Worker:
         return {"grads": described}
 
 
-def serve(connection: channel.Channel, path: str, isolated: bool = False) -> None:
-    """Answer requests until the grader closes the channel. ``isolated``: whether the worker
-    has a network and temporary directories of its own (reported on ``load``)."""
+def serve(connection: channel.Channel, path: str, sandbox: dict[str, bool] | None = None) -> None:
+    """Answer requests until the grader closes the channel. ``sandbox``: whether the worker has
+    namespaces of its own (``isolated``) and a ``minimal_root``, said first, before any student
+    code runs (afterwards, that code could write anything to the channel)."""
     sys.meta_path.insert(0, _SecretBlocker())
     for name in [name for name in sys.modules if _secret(name)]:
         del sys.modules[name]
+    connection.send({"op": "ready", **(sandbox or {})})
     worker = Worker(path)
     while True:
         try:
@@ -208,11 +216,15 @@ def serve(connection: channel.Channel, path: str, isolated: bool = False) -> Non
         except EOFError:
             return
         if request["op"] == "load":
-            reply = {**worker.load(request["functions"]), "isolated": isolated}
+            reply = worker.load(request["functions"])
         elif request["op"] == "call":
             reply = worker.call(request)
         else:
             reply = {"ok": False, "error": {"type": "ProtocolError", "message": request["op"]}}
         sys.stdout.flush()
         sys.stderr.flush()
-        connection.send(reply)
+        try:
+            data = wire.pack(reply)
+        except wire.WireError:
+            data = wire.pack({"ok": False, "error": TOO_LARGE})
+        connection.send(data)

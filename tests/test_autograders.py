@@ -121,7 +121,9 @@ def readable_bundle(bundle) -> Iterator[Path]:
     shutil.rmtree(where)
 
 
-@pytest.mark.parametrize("name", ["read_solution_file", "use_mistake_catalogue", "fork_storm"])
+@pytest.mark.parametrize(
+    "name", ["read_solution_file", "use_mistake_catalogue", "fork_storm", "find_solution_copies"]
+)
 def test_hostile_files_lose_their_points_under_the_zips_grader_too(readable_bundle, tmp_path, name):
     from test_hostile import HOSTILE, IS_ROOT, WHY
 

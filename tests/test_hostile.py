@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from test_report import validate
 
 from grader.api import grade
 from grader.render import render_json
-from grader.sandbox import Limits, can_drop_privileges
+from grader.sandbox import SHARED_TEMPORARY, Limits, can_drop_privileges, solution_copies
 
 HOSTILE = SUBMISSIONS / "hostile"
 # Unless student code runs as an unprivileged user (the grader is root, and Python and the
@@ -30,7 +31,14 @@ NEEDS_ROOT = {
     "read_solution_file",
     "use_mistake_catalogue",
     "write_grader_package",
+    "find_solution_copies",
+    "read_other_cmdlines",
+    "sysv_ipc_left_behind",
+    "leave_files_behind",
 }
+# Attacks that only a minimal root for the worker stops: without one, where they succeed, the
+# report must say so (see the test of the report's claims).
+ADMITTED = {"find_solution_copies"}
 IS_ROOT = can_drop_privileges()
 WHY = "needs root, and Python and the grader readable by other users, to drop privileges"
 
@@ -104,8 +112,77 @@ EXPECTATIONS = {
         and {c.id: c.status for c in loss_checks(r)}["loss_matches_reference"] == "failed"
         and {c.id: c.status for c in loss_checks(r)}["loss_inputs_untouched"] == "passed"
     ),
+    # Forged replies, written to the grader's channel: each is the submission's error, read no
+    # further than its bounds (a 64 MiB header is refused after its first 12 bytes).
+    "forge_nested_lists": lambda r: (
+        all(c.status == "passed" for c in by_target(r, "drgrpo_advantages"))
+        and all(c.status == "error" and "larger than 1048576" in c.message for c in loss_checks(r))
+    ),
+    "forge_deep_nesting": lambda r: (
+        all(
+            c.status == "error" and "nested more than 64" in c.message
+            for c in by_target(r, "drgrpo_advantages")
+        )
+        and all(c.status == "error" and "nested too deeply" in c.message for c in loss_checks(r))
+    ),
+    "forge_absurd_shapes": lambda r: (
+        all("refused array shape" in c.message for c in by_target(r, "drgrpo_advantages"))
+        and all("infinity" in c.message for c in loss_checks(r))
+        and all(c.status == "error" for c in r.checks)
+    ),
+    "forge_load_reply": lambda r: (
+        "corrupted reply" in r.load_error["message"] and all(c.status == "error" for c in r.checks)
+    ),
+    # Its fields are read as the report needs them (the schema holds), and its claim that the
+    # exception is a ValueError is not believed.
+    "forge_reply_fields": lambda r: (
+        {c.id: c.status for c in r.checks}["advantages_invalid_group_size"] == "failed"
+        and any("0 values for 6 arguments" in c.message for c in loss_checks(r))
+    ),
+    # The grader copies the submission itself, never what a link points to.
+    "symlink_to_solution": lambda r: (
+        "symbolic link" in r.load_error["message"] and all(c.status == "error" for c in r.checks)
+    ),
+    "find_solution_copies": lambda r: (
+        _all_errors_say(r, "no copy of the solution")
+        if r.grader["sandbox"]["minimal_root"]
+        else "student code can read every file of the machine that any user can read"
+        in r.grader["sandbox"]["not_available"]
+    ),
+    # In a /proc of its own (hidepid=2) a worker sees its own processes only.
+    "read_other_cmdlines": lambda r: (
+        not r.grader["sandbox"]["private_network_and_tmp"] or _all_errors_say(r, "of 0 other processes")
+    ),
+    # In an IPC namespace of its own, no worker finds what another left (see also the test of
+    # what outlives a grade).
+    "sysv_ipc_left_behind": lambda r: (
+        not r.grader["sandbox"]["private_network_and_tmp"] or _all_errors_say(r, "left a segment")
+    ),
+    "leave_files_behind": lambda r: _all_errors_say(r, "left files in"),
+    "open_many_files": lambda r: all(
+        0 < _opened(c.message)[0] < Limits().open_files and _opened(c.message)[1] == Limits().niceness
+        for c in r.checks
+        if c.id != "advantages_invalid_group_size"
+    ),
+    # The worker describes at most 4096 parts of a value, and replaces a reply it cannot send.
+    "returns_huge_structure": lambda r: _all_errors_say(r, "too large to describe to the grader"),
+    # Slow on the plots' inputs only: the checks do not see it (see the test of the plots).
+    "slow_on_plots": lambda r: all(c.status == "passed" for c in loss_checks(r)),
 }
 NAMES = sorted(p.stem for p in HOSTILE.glob("*.py"))
+
+
+def _all_errors_say(report, words: str) -> bool:
+    """Every check ended in the submission's error saying ``words``, but the check that wants
+    a ValueError (it fails on any other exception)."""
+    errors = [c for c in report.checks if c.id != "advantages_invalid_group_size"]
+    return all(c.status == "error" and words in c.message for c in errors)
+
+
+def _opened(message: str) -> tuple[int, int]:
+    """(files opened, niceness) as open_many_files says them."""
+    found = re.search(r"opened (\d+) files at niceness (\d+)", message)
+    return (int(found[1]), int(found[2])) if found else (-1, -1)
 
 
 def _bytes_written(report) -> int:
@@ -129,9 +206,24 @@ def test_hostile_submission_gets_a_valid_report_with_points_off(graded, name):
     assert report.internal_error is None
     assert [c.id for c in report.checks if c.error_source == "grader"] == []
     assert len(report.checks) == CHECK_COUNT
-    assert report.score < report.max_score
+    if name not in ADMITTED or report.grader["sandbox"]["minimal_root"]:
+        assert report.score < report.max_score
     assert EXPECTATIONS[name](report), [(c.id, c.status, c.message) for c in report.checks]
     assert snapshot() == before, "the submission changed the grader's files"
+
+
+def test_the_plots_keep_to_their_time_budget(graded):
+    """``--format html`` calls the student's functions about 110 more times: a submission slow
+    only there is stopped by the plots' own budget, not after minutes."""
+    limits = Limits(plots_timeout_s=6.0)
+    report = graded(HOSTILE / "slow_on_plots.py", visuals=True, limits=limits)
+    tokens = report.visuals["token_weights"]
+    assert "time budget" in tokens["problem"], tokens["problem"]
+    drawn = [pair for pair in tokens["pairs"].values() if pair["student"] is not None]
+    assert 0 < len(drawn) <= 2  # 4 s each: the third would end after the budget
+    assert report.visuals["difficulty"]["problem"] is not None
+    assert report.grader["total_time_s"] < 60
+    validate(json.loads(render_json(report)))
 
 
 @pytest.mark.skipif(not IS_ROOT, reason=WHY)
@@ -140,7 +232,56 @@ def test_the_solution_is_hidden_from_the_unprivileged_user(graded):
     for secret in [ROOT / "reference" / "solution.py", *(ROOT / "reference" / "mistakes").glob("*.py")]:
         assert secret.stat().st_mode & 0o077 == 0, secret
     sandbox = graded(HOSTILE / "read_solution_file.py").grader["sandbox"]
-    assert sandbox["unprivileged_user"] and sandbox["solution_unreadable"]
+    assert sandbox["unprivileged_user"]
+    assert sandbox["solution_unreadable"] == (sandbox["minimal_root"] or solution_copies() == [])
+
+
+@pytest.mark.skipif(not IS_ROOT, reason=WHY)
+@pytest.mark.parametrize("minimal_root", [True, False], ids=["minimal-root", "host-root"])
+def test_the_report_claims_the_solution_unreadable_only_when_no_copy_is_reachable(zygote, minimal_root):
+    """A git clone also holds the solution in .git, and correct files in examples/ and tests/:
+    with a minimal root the worker cannot see them; without one, the report lists them and
+    does not claim that the solution is unreadable."""
+    report = grade(
+        HOSTILE / "find_solution_copies.py",
+        zygote=zygote,
+        only=["loss_matches_reference"],
+        limits=Limits(minimal_root=minimal_root),
+    )
+    sandbox = report.grader["sandbox"]
+    if not sandbox["private_network_and_tmp"]:
+        pytest.skip("the kernel refuses the namespaces here")
+    copies = solution_copies()
+    if minimal_root:
+        assert sandbox["minimal_root"] and sandbox["solution_unreadable"]
+        assert "no copy of the solution" in report.checks[0].message
+    else:
+        assert not sandbox["minimal_root"]
+        assert sandbox["solution_unreadable"] == (copies == [])
+        assert all(any(copy in note for note in sandbox["not_available"]) for copy in copies)
+        if copies:  # then the attack works, and the report has said so
+            assert report.checks[0].status == "passed"
+
+
+@pytest.mark.skipif(not IS_ROOT, reason=WHY)
+@pytest.mark.parametrize("namespaces", [True, False], ids=["namespaces", "no-namespaces"])
+def test_nothing_a_worker_leaves_outlives_the_grade(zygote, namespaces):
+    """Files in the directories any user may write to, and System V IPC objects: with
+    namespaces they are private to the worker, without them they are deleted when it ends."""
+    leaks = [Path(folder) / "drgrpo-left-by-student" for folder in SHARED_TEMPORARY]
+    for leak in leaks:
+        leak.unlink(missing_ok=True)
+    limits = Limits(namespaces=namespaces)
+    for name, left in [("leave_files_behind", "/run/lock"), ("sysv_ipc_left_behind", "left a segment")]:
+        report = grade(
+            HOSTILE / f"{name}.py", zygote=zygote, only=["advantages_match_reference"], limits=limits
+        )
+        assert left in report.checks[0].message  # it did leave something
+    assert [leak for leak in leaks if leak.exists()] == []
+    key = str(0x5EED13)
+    for kind in ("shm", "msg"):
+        rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+        assert [row for row in rows if row.split()[0] == key] == []
 
 
 def test_the_workers_of_a_grading_process_that_died_are_cleaned_up(zygote):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import socket
 import struct
+import tracemalloc
 
 import numpy as np
 import pytest
 
-from grader import values, wire
+from grader import channel, values, wire
 
 
 def test_round_trip_keeps_arrays_and_structure():
@@ -40,12 +42,64 @@ def _forge(body, sizes, payload=b""):
         _forge({"__ndarray__": 3, "dtype": "<f8", "shape": [1]}, [8], b"\x00" * 8),
         _forge({}, [4], b"\x00" * 2),
         b"\xff\xff\xff\x00garbage",
+        struct.pack("<I", 200_002) + b"[" * 100_000 + b"]" * 100_000,
+        _forge([[[[[[]]]]]] * 1, []).replace(b"[[[[[[]]]]]]", b"[" * 70 + b"]" * 70),
+        _forge({"__ndarray__": 0, "dtype": "<f8", "shape": [2**70, 0]}, [0]),
+        _forge({"__ndarray__": 0, "dtype": "<f8", "shape": [1] * 40}, [8], b"\x00" * 8),
+        _forge({"__ndarray__": 0, "dtype": "<f8", "shape": [float("inf")]}, [0]),
+        _forge({}, [float("inf")]),
     ],
-    ids=["truncated", "object-dtype", "size-mismatch", "bad-index", "short-payload", "bad-header"],
+    ids=[
+        "truncated",
+        "object-dtype",
+        "size-mismatch",
+        "bad-index",
+        "short-payload",
+        "bad-header",
+        "recursion",
+        "too-deep",
+        "huge-dimension",
+        "too-many-dimensions",
+        "infinite-dimension",
+        "infinite-size",
+    ],
 )
 def test_malformed_or_hostile_messages_are_refused(data):
     with pytest.raises(wire.WireError):
         wire.unpack(data)
+
+
+def test_a_zero_dimensional_array_keeps_its_shape():
+    assert wire.unpack(wire.pack(np.zeros((), dtype=np.float32))).shape == ()
+
+
+def test_an_oversized_header_is_refused_before_it_is_parsed():
+    """64 MiB of nested empty lists would take gigabytes as Python objects."""
+    header = b'{"body": [' + b"[]," * (64 * 1024 * 1024 // 3) + b'[]], "sizes": []}'
+    data = struct.pack("<I", len(header)) + header
+    tracemalloc.start()
+    try:
+        with pytest.raises(wire.WireError, match="larger than"):
+            wire.unpack(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1024 * 1024
+
+
+def test_the_sender_refuses_what_the_receiver_would():
+    with pytest.raises(wire.WireError):
+        wire.pack({"text": "x" * wire.MAX_HEADER})
+
+
+def test_a_channel_stops_reading_at_an_oversized_header():
+    ours, theirs = socket.socketpair()
+    header = struct.pack("<I", wire.MAX_HEADER + 1)
+    theirs.sendall(struct.pack("<Q", 64 * 1024 * 1024) + header)  # the rest never comes
+    with pytest.raises(wire.WireError):
+        channel.Channel(ours).receive(timeout=5)
+    ours.close()
+    theirs.close()
 
 
 def test_values_refuse_a_malformed_description():
@@ -53,3 +107,17 @@ def test_values_refuse_a_malformed_description():
         values.decode({"kind": "tensor", "type": "torch.Tensor"})
     with pytest.raises(wire.WireError):
         values.decode({"kind": "scalar", "type": "x", "value": {"nested": 1}})
+    tensor = {"kind": "tensor", "type": "torch.Tensor", "dtype": "float64", "device": "cpu"}
+    tensor |= {"requires_grad": False, "has_grad_fn": False}
+    for shape, data in [([float("inf")], None), ([2], np.zeros(3)), ([2**40], None)]:
+        with pytest.raises(wire.WireError):
+            values.decode({**tensor, "shape": shape, "data": data})
+    mismatched = {"kind": "dict", "keys": ["a", "b"], "key_types": ["str"], "values": [], "length": 2}
+    with pytest.raises(wire.WireError):
+        values.decode(mismatched)
+
+
+def test_an_int_beyond_64_bits_reads_as_a_float():
+    assert values.decode({"kind": "scalar", "type": "int", "value": 10**400}).value == float("inf")
+    assert values.decode({"kind": "scalar", "type": "int", "value": -(2**70)}).value == -float(2**70)
+    assert values.decode({"kind": "scalar", "type": "int", "value": 3}).value == 3
