@@ -24,7 +24,7 @@ from grader.report import CheckResult
 # reproduction snippet) goes back to its default, so nothing new leaks by default.
 SHOWN = frozenset(
     {"id", "title", "description", "target", "status", "score", "max_score", "visibility"}
-    | {"error_source", "examples", "duration_s", "diagnosis"}
+    | {"error_source", "examples", "duration_s", "diagnosis", "graded_on_submission"}
 )
 WITHHELD = "details withheld: this check's counterexample would give the answer away"
 
