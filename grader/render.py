@@ -109,6 +109,10 @@ def _inputs(inputs: dict[str, Any], indent: str) -> list[str]:
     return lines
 
 
+def _head(result: CheckResult) -> str:
+    return f"{_MARK[result.status]:<7} {result.id} ({_points(result.score)}/{_points(result.max_score)})"
+
+
 def check_lines(
     result: CheckResult, *, reproduce_command: str | None = None, diagnosed: set[str] | None = None
 ) -> list[str]:
@@ -119,8 +123,7 @@ def check_lines(
     platforms whose students cannot run the grader. ``diagnosed``: the diagnoses already shown
     in this report, so that a mistake several checks catch is explained once.
     """
-    head = f"{_MARK[result.status]:<7} {result.id} ({_points(result.score)}/{_points(result.max_score)})"
-    lines = [head]
+    lines = [_head(result)]
     if result.status == "passed":
         return lines
     pad = " " * 8
@@ -199,9 +202,19 @@ def render_text(report: Report) -> str:
     lines += missing + later
     diagnosed: set[str] = set()
     command = f"python -m grader {shlex.quote(report.submission)}"
+    # Like check50's dependent checks: when a function raises (or hangs) on the smallest input,
+    # every check of it ends the same way; the first says how, the others point to it.
+    first_error: dict[tuple[str, str], str] = {}
     for result in report.checks:
-        if result.id not in covered | waiting:
-            lines += check_lines(for_students(result), reproduce_command=command, diagnosed=diagnosed)
+        if result.id in covered | waiting:
+            continue
+        shown = for_students(result)
+        if shown.status in ("error", "timeout"):
+            first = first_error.setdefault((shown.target, shown.message), shown.id)
+            if first != shown.id:
+                lines += [_head(shown), f"        -> the same error as {first}, above"]
+                continue
+        lines += check_lines(shown, reproduce_command=command, diagnosed=diagnosed)
     if not edition.HAS_CATALOGUE and any(r.status in ("failed", "error") for r in report.checks):
         lines += ["", NAMES_ON_SUBMISSION]
     if report.submission_output.strip():
