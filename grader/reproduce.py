@@ -204,7 +204,8 @@ def reproduce_check(
 ) -> int:
     """``python -m grader SUBMISSION --reproduce CHECK_ID``: grade that one check as a grade
     does, then print its snippet and the student's replies on the failing example. Exit 0 when
-    the check passed, 1 when it did not, 2 for a usage error or a failure of the grader."""
+    the check passed (or is graded on submission), 1 when it did not, 2 for a usage error or a
+    failure of the grader."""
     from grader.api import UsageError, rubric_checks, select
     from grader.runner import run_check
     from grader.sandbox import Limits, Zygote
@@ -233,7 +234,7 @@ def reproduce_check(
     print(printable(f"{shown.status.upper()} {check_id}: {shown.message}"))
     if result.error_source == "grader":
         return 2
-    if result.status == "passed":
+    if result.status == "passed" or result.graded_on_submission:
         print("nothing to reproduce")
         return 0
     if not shown.reproduce:
