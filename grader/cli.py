@@ -37,12 +37,18 @@ def _positive(text: str) -> int:
     return value
 
 
+def _available(command: str) -> bool:
+    """Whether this installation has the command: the student release ships no staff command."""
+    return importlib.util.find_spec(COMMANDS[command]) is not None
+
+
 def build_parser() -> argparse.ArgumentParser:
+    commands = [name for name in COMMANDS if _available(name)]
     parser = argparse.ArgumentParser(
         prog="python -m grader",
         description="Grade a Dr. GRPO submission with property-based checks against the reference.",
-        epilog=f"other commands: {', '.join(COMMANDS)} (python -m grader COMMAND --help)"
-        if COMMANDS
+        epilog=f"other commands: {', '.join(commands)} (python -m grader COMMAND --help)"
+        if commands
         else None,
     )
     parser.add_argument("submission", nargs="?", help="the student's Python file")
@@ -85,7 +91,7 @@ def _list_checks(checks: Sequence) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
-        if importlib.util.find_spec(COMMANDS[argv[0]]) is None:  # the student release (grader.release)
+        if not _available(argv[0]):
             print(
                 f"python -m grader: error: {argv[0]} is for course staff: not in this release",
                 file=sys.stderr,

@@ -1,4 +1,5 @@
-"""Diagnosis precision, and reproduction snippets that run and show the mismatch.
+"""Diagnosis precision, and reproduction snippets that run, replay the failing calls and embed
+none of the reference's values; ``--reproduce``.
 
 The grades come from the session-cached ``graded`` fixture with default options, which the
 grading tests ask for too: diagnosing the whole catalogue costs nothing more here.
@@ -253,7 +254,9 @@ def test_reproduce_option_replays_the_call_of_the_message(tmp_path):
 def test_reproduce_option_shows_no_number_of_a_hidden_check():
     from test_cli import run
 
-    done = run(MISTAKE_FOLDER / "per_response_mean.py", "--reproduce", "loss_matches_reference")
+    done = run(
+        MISTAKE_FOLDER / "per_response_mean.py", "--reproduce", "loss_matches_reference", "--max-examples", 10
+    )
     assert done.returncode == 1, done.stderr
     assert done.stdout == (
         "FAILED loss_matches_reference: failed (details withheld: this check's counterexample "
