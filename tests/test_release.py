@@ -184,5 +184,8 @@ def test_a_wrong_file_fails_locally_with_its_names_on_submission(installed, tmp_
     template = _run(python, "-m", "grader", "drgrpo.py", "--format", "text", *FAST, cwd=folder)
     assert template.returncode == 1, template.stderr
     assert len(template.stdout.splitlines()) < 15, template.stdout
+    hidden = _run(python, "-m", "grader", mine, "--reproduce", "loss_matches_reference", *FAST, cwd=tmp_path)
+    assert hidden.returncode == 0, hidden.stderr
+    assert hidden.stdout.startswith("SKIPPED loss_matches_reference: graded on submission")
     staff = _run(python, "-m", "grader", "audit", cwd=tmp_path)
     assert staff.returncode == 2 and "not in this release" in staff.stderr
