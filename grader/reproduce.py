@@ -151,7 +151,7 @@ def replies_text(calls: list[tuple[bytes, dict[str, Any]]]) -> str:
     lines = []
     for number, (data, reply) in enumerate(calls, 1):
         request = wire.unpack(data)
-        name = lambda index, function=request["function"]: _name(function, index)  # noqa: E731
+        function, sent = request["function"], request["args"]
         lines.append(f"call {number} of {len(calls)}: {request['function']}")
         error = reply.get("error") or reply.get("grad_error")
         if isinstance(error, dict):
@@ -166,12 +166,13 @@ def replies_text(calls: list[tuple[bytes, dict[str, Any]]]) -> str:
         lines.append(f"  returned {_shown(found.value)}")
         if found.grad_problem:
             lines.append(f"  its output cannot be differentiated: {found.grad_problem}")
-        for index, grad in enumerate(found.grads or ()):
-            if request["args"][index].get("requires_grad"):
-                lines.append(f"  {name(index)}.grad: {_shown(grad)}")
-        for index, after in enumerate(found.args_after or ()):
-            if _changed(after, request["args"][index].get("array")):
-                lines.append(f"  {name(index)} was changed in place: {_shown(after)}")
+        # zip: a hostile worker may send more gradients or arguments than the call had.
+        for index, (spec, grad) in enumerate(zip(sent, found.grads or (), strict=False)):
+            if spec.get("requires_grad"):
+                lines.append(f"  {_name(function, index)}.grad: {_shown(grad)}")
+        for index, (spec, after) in enumerate(zip(sent, found.args_after or (), strict=False)):
+            if _changed(after, spec.get("array")):
+                lines.append(f"  {_name(function, index)} was changed in place: {_shown(after)}")
     return "\n".join(lines) + "\n"
 
 
