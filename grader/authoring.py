@@ -44,7 +44,7 @@ What is here, by use (``docs/instructors.md`` walks through a whole example):
 
 from __future__ import annotations
 
-from grader import display, expect, values
+from grader import display, edition, expect, values  # noqa: F401  (edition: see grader.edition)
 from grader.checks import TARGETS, VISIBILITIES, Check, Inputs, check
 from grader.errors import CheckFailed, SubmissionRaised
 from grader.student import Outcome, Student

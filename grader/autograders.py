@@ -121,12 +121,14 @@ def run(platform: str, rubric: Path | None = None) -> int:
                 return 0
             from grader import platforms
             from grader.api import grade
-            from grader.render import summary_line
+            from grader.render import sandbox_warning, summary_line
 
             report = grade(submission, zygote=zygote, rubric=rubric)
             render = platforms.gradescope if platform == "gradescope" else platforms.prairielearn
             write_atomically(layout.results_file, render(report))
             print(summary_line(report))  # the platform's log, for staff
+            if warning := sandbox_warning(report):
+                print(warning, file=sys.stderr)  # the log too: staff only, never in the results
             return 2 if report.internal_error else 0
         finally:
             zygote.close()

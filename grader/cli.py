@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "batch": "grader.batch",
     "bundle": "grader.bundle",
     "experiment": "grader.experiment",
+    "release": "grader.release",
 }
 
 
@@ -35,12 +37,18 @@ def _positive(text: str) -> int:
     return value
 
 
+def _available(command: str) -> bool:
+    """Whether this installation has the command: the student release ships no staff command."""
+    return importlib.util.find_spec(COMMANDS[command]) is not None
+
+
 def build_parser() -> argparse.ArgumentParser:
+    commands = [name for name in COMMANDS if _available(name)]
     parser = argparse.ArgumentParser(
         prog="python -m grader",
         description="Grade a Dr. GRPO submission with property-based checks against the reference.",
-        epilog=f"other commands: {', '.join(COMMANDS)} (python -m grader COMMAND --help)"
-        if COMMANDS
+        epilog=f"other commands: {', '.join(commands)} (python -m grader COMMAND --help)"
+        if commands
         else None,
     )
     parser.add_argument("submission", nargs="?", help="the student's Python file")
@@ -83,6 +91,12 @@ def _list_checks(checks: Sequence) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
+        if not _available(argv[0]):
+            print(
+                f"python -m grader: error: {argv[0]} is for course staff: not in this release",
+                file=sys.stderr,
+            )
+            return EXIT_GRADER
         return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -102,7 +116,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from grader.reproduce import reproduce_check
 
         return reproduce_check(
-            args.submission, args.reproduce, seed=args.seed, max_examples=args.max_examples
+            args.submission,
+            args.reproduce,
+            seed=args.seed,
+            max_examples=args.max_examples,
+            rubric=args.rubric,
         )
 
     # Start the worker's parent first: it imports torch on the other core while we do.
@@ -110,10 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     zygote = Zygote()
     try:
+        from grader import edition
         from grader.api import UsageError, grade, unusable
         from grader.extensions import all_checks
         from grader.platforms import FORMATS as PLATFORM_FORMATS
-        from grader.render import FORMATS, emit, summary_line
+        from grader.render import FORMATS, emit, sandbox_warning, summary_line
         from grader.report import USAGE_ERROR
 
         try:
@@ -125,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 only=args.only,
                 zygote=zygote,
                 checks=checks,
-                visuals=args.format == "html",
+                visuals=args.format == "html" and not edition.STUDENT_RELEASE,  # they plot the reference
                 rubric=args.rubric,
             )
         except UsageError as error:
@@ -138,6 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = (FORMATS | PLATFORM_FORMATS)[args.format](report)
     emit(text, args.output)
     print(summary_line(report), file=sys.stderr)
+    if warning := sandbox_warning(report):
+        print(warning, file=sys.stderr)
     grader_broke = report.internal_error or any(c.error_source == "grader" for c in report.checks)
     if grader_broke:
         return EXIT_GRADER

@@ -75,3 +75,8 @@ class SubmissionTimedOut(BaseException):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class ReferenceWithheld(BaseException):
+    """The check needs the reference solution, which the student release does not hold: it is
+    graded on submission. A ``BaseException``, so that Hypothesis stops the check at once."""

@@ -10,19 +10,24 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from grader import diagnosis, reproduce
+from grader import edition, reproduce
 from grader.checks import Check
 from grader.student import Student
 
 
 def explain(
-    check: Check, student: Student, calls: list[tuple[bytes, dict[str, Any]]] | None
+    check: Check, student: Student, calls: list[tuple[bytes, dict[str, Any]]] | None, message: str
 ) -> dict[str, Any]:
-    """``diagnosis`` and ``reproduce`` for a check that failed on an example with ``calls``."""
+    """``diagnosis`` and ``reproduce`` for a check that failed with ``message`` on an example
+    with ``calls``."""
     if not calls:
         return {}
-    found = diagnosis.diagnose(check.target, student, calls)
+    found = None
+    if edition.HAS_CATALOGUE:  # not in the student release
+        from grader import diagnosis
+
+        found = diagnosis.diagnose(check.target, student, calls)
     return {
         "diagnosis": None if found is None else dataclasses.asdict(found),
-        "reproduce": reproduce.snippet(check.id, student.path, calls),
+        "reproduce": reproduce.snippet(check.id, student.path, calls, message),
     }

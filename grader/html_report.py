@@ -128,7 +128,7 @@ def _card(result: CheckResult) -> str:
         if result.reproduce:
             lines.append(
                 "<details><summary>Reproduce it (python -m grader SUBMISSION --reproduce "
-                f"{_e(result.id)} runs this)</summary><pre>{_e(result.reproduce)}</pre></details>"
+                f"{_e(result.id)} prints it)</summary><pre>{_e(result.reproduce)}</pre></details>"
             )
         if result.traceback:
             lines.append(f"<details><summary>Traceback</summary><pre>{_e(result.traceback)}</pre></details>")

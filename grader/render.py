@@ -11,10 +11,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from grader import edition
 from grader.notes import LOCKED
 from grader.report import CheckResult, Report
 from grader.visibility import for_students, not_implemented
 
+# The student release ships no catalogue of mistakes (each is a line from the answer).
+NAMES_ON_SUBMISSION = (
+    "The name of the mistake behind a failure, and what to change, come with the grade on submission."
+)
 _MARK = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "timeout": "TIMEOUT", "skipped": "SKIP"}
 # Fields of the grader's own bookkeeping that a counterexample carries but the call did not use.
 _INTERNAL_INPUTS = frozenset({"explicit"})
@@ -55,8 +60,32 @@ def summary_line(report: Report) -> str:
         line = f"internal error while grading {report.submission}"
     else:
         counts = ", ".join(f"{n} {status}" for status, n in report.counts().items() if n)
-        line = f"{report.submission}: {_points(report.score)}/{_points(report.max_score)} points ({counts})"
+        later = report.on_submission_points
+        if later:  # the student release: those points are not counted as lost
+            here = _points(report.max_score - later)
+            line = (
+                f"{report.submission}: {_points(report.score)}/{here} points checked here, "
+                f"{_points(later)} more graded on submission ({counts})"
+            )
+        else:
+            line = (
+                f"{report.submission}: {_points(report.score)}/{_points(report.max_score)} points ({counts})"
+            )
     return printable(f"drgrpo-grader: {line}")
+
+
+def sandbox_warning(report: Report) -> str | None:
+    """One line for staff when student code ran with fewer protections than this machine could
+    give (``grader.sandbox.protections``: no privilege drop, no namespaces), None otherwise. Not
+    in the student release: there, students grade their own file on their own machine."""
+    missing = list((report.grader.get("sandbox") or {}).get("not_available") or ())
+    if not missing or edition.STUDENT_RELEASE:
+        return None
+    shown = [missing[0], *(m for m in missing[1:] if "network" in m)]
+    return printable(
+        f"drgrpo-grader: warning: a weaker sandbox than it could be: {'; '.join(shown)} "
+        "(all in the JSON report's grader.sandbox.not_available)"
+    )
 
 
 def _short(data: Any, width: int = 100) -> str:
@@ -80,6 +109,10 @@ def _inputs(inputs: dict[str, Any], indent: str) -> list[str]:
     return lines
 
 
+def _head(result: CheckResult) -> str:
+    return f"{_MARK[result.status]:<7} {result.id} ({_points(result.score)}/{_points(result.max_score)})"
+
+
 def check_lines(
     result: CheckResult, *, reproduce_command: str | None = None, diagnosed: set[str] | None = None
 ) -> list[str]:
@@ -90,8 +123,7 @@ def check_lines(
     platforms whose students cannot run the grader. ``diagnosed``: the diagnoses already shown
     in this report, so that a mistake several checks catch is explained once.
     """
-    head = f"{_MARK[result.status]:<7} {result.id} ({_points(result.score)}/{_points(result.max_score)})"
-    lines = [head]
+    lines = [_head(result)]
     if result.status == "passed":
         return lines
     pad = " " * 8
@@ -127,6 +159,19 @@ def check_lines(
     return lines
 
 
+def _later_lines(report: Report) -> tuple[list[str], set[str]]:
+    """One line for the checks that only the grade on submission runs (the student release),
+    and their ids (they are not listed one by one)."""
+    later = [r for r in report.checks if r.graded_on_submission]
+    if not later:
+        return [], set()
+    line = (
+        f"LATER   {', '.join(r.id for r in later)} ({_points(report.on_submission_points)} points): "
+        "graded on submission (they compare with the reference solution, which stays with the course)"
+    )
+    return textwrap.wrap(line, 100, subsequent_indent=" " * 8), {r.id for r in later}
+
+
 def _missing_lines(report: Report) -> tuple[list[str], set[str]]:
     """One line per function still raising the template's ``NotImplementedError``, and the
     ids of the checks it stands for (they are not listed one by one)."""
@@ -153,12 +198,25 @@ def render_text(report: Report) -> str:
     if report.internal_error:
         lines += ["The grader itself failed (this is not your fault):", report.internal_error]
     missing, covered = _missing_lines(report)
-    lines += missing
+    later, waiting = _later_lines(report)
+    lines += missing + later
     diagnosed: set[str] = set()
     command = f"python -m grader {shlex.quote(report.submission)}"
+    # Like check50's dependent checks: when a function raises (or hangs) on the smallest input,
+    # every check of it ends the same way; the first says how, the others point to it.
+    first_error: dict[tuple[str, str], str] = {}
     for result in report.checks:
-        if result.id not in covered:
-            lines += check_lines(for_students(result), reproduce_command=command, diagnosed=diagnosed)
+        if result.id in covered | waiting:
+            continue
+        shown = for_students(result)
+        if shown.status in ("error", "timeout"):
+            first = first_error.setdefault((shown.target, shown.message), shown.id)
+            if first != shown.id:
+                lines += [_head(shown), f"        -> the same error as {first}, above"]
+                continue
+        lines += check_lines(shown, reproduce_command=command, diagnosed=diagnosed)
+    if not edition.HAS_CATALOGUE and any(r.status in ("failed", "error") for r in report.checks):
+        lines += ["", NAMES_ON_SUBMISSION]
     if report.submission_output.strip():
         lines += ["", "What your code printed:", textwrap.indent(report.submission_output.rstrip(), "  ")]
     lines += ["", report.notes.rstrip() if report.solved and report.notes else LOCKED]

@@ -1,35 +1,42 @@
-"""Reproduction snippets: a failed check as a short Python file a student can paste and run.
+"""Reproduction snippets: a failed check's example as a short Python file a student can run.
 
-The snippet rebuilds the failing call's tensors from literal values, imports the student's file
-by its path, makes the call (and the backward pass), and prints expected vs actual for each
-thing the call gives back. The expected values are the reference's answers to the same call,
-computed here in the trusted process and embedded as literals: the snippet never imports the
-reference, so it can be handed to students. Which call: the first one of the failing example
-whose reply differs from the reference's (a check may make several).
+The snippet rebuilds the tensors of every call the failing example made, from literal values,
+imports the student's file by its path, makes each call (and its backward pass), prints what
+the student's function gave, and ends with the check's own message. It shows nothing the
+report does not already show: the inputs were drawn by Hypothesis, the values printed are the
+student's own, and the only expected values are those the message quotes. No value computed by
+the reference is embedded, so a snippet can be handed to students, and it needs no reference
+to be written (the student release builds it too).
+
+``python -m grader SUB.py --reproduce CHECK`` grades that one check, prints its snippet, and
+shows what the student's functions gave on each of the example's calls. Those replies come
+from the sandboxed worker as data and are shown, and compared, here in the trusted process:
+no verdict is ever computed in the student's interpreter. A check whose details are withheld
+(hidden by the rubric) shows no snippet and no number there either.
 """
 
 from __future__ import annotations
 
-import inspect
+import json
 import math
-import os
-import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from grader import replay, values, wire
-from grader.errors import SubmissionBroken, SubmissionTimedOut
-from grader.sandbox import Limits, Zygote
-from reference import solution
+from grader import display, values, wire
+from grader.render import printable
+from grader.student import outcome
 
-_SNIPPET = "drgrpo_reproduce_snippet.py"  # the snippet's name beside the student's file
+# The exercise's signatures (EXERCISE.md), for readable argument names.
+PARAMETERS = {
+    "drgrpo_advantages": ("rewards", "group_size"),
+    "drgrpo_loss": ("logp", "old_logp", "ref_logp", "mask", "advantages", "max_len"),
+}
 
-_HEADER = """\
-# Reproduces the failed check {check}: one call to {function}, expected vs actual.
+_HEADER = '''\
+# Replays the failed check {check}: the calls it made to your functions, then its verdict.
 # Run it with Python in an environment with torch. It imports your file from SUBMISSION.
 import importlib.util
 
@@ -41,110 +48,75 @@ torch.set_printoptions(precision=8)
 spec = importlib.util.spec_from_file_location("submission", SUBMISSION)
 submission = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(submission)
-"""
-
-_COMPARE = '''
-RTOL = {torch.float64: 1e-10, torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 2e-2}
 
 
-def same(want, got):
-    """As the grader compares: type, shape, dtype, requires_grad, then numbers within tolerance."""
-    if want is None and isinstance(got, torch.Tensor):  # no gradient, or a zero one
-        return not got.detach().any()
-    if isinstance(want, torch.Tensor):
-        if not isinstance(got, torch.Tensor) or (want.shape, want.dtype) != (got.shape, got.dtype):
-            return False
-        if want.requires_grad != got.requires_grad:
-            return False
-        w, g = want.detach().double(), got.detach().double()
-        rtol = RTOL.get(want.dtype, 1e-4)
-        atol = rtol * max(float(w[w.isfinite()].abs().max()) if w.isfinite().any() else 0.0, 1e-6)
-        return torch.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
-    if isinstance(want, (tuple, list)):
-        return type(want) is type(got) and len(want) == len(got) and all(map(same, want, got))
-    if isinstance(want, dict):
-        return isinstance(got, dict) and set(want) == set(got) and all(same(want[k], got[k]) for k in want)
-    return want == got
+def same(a, b):
+    """Equal, nan included (to tell whether a call changed its argument in place)."""
+    return a.shape == b.shape and bool(((a == b) | ((a != a) & (b != b))).all())
 
 
-for name, want in expected.items():
-    got = actual.get(name)
-    verdict = "same" if same(want, got) else "DIFFERENT"
-    print(f"{name}: {verdict}\\n  expected: {want!r}\\n  actual:   {got!r}")
+def show(label, function, args, kwargs, backward):
+    """Call function(*args, **kwargs), differentiate the output at index path backward, and
+    print what came back: the result or the exception, the gradients, edited arguments."""
+    tensors = {{name: t for name, t in args.items() if isinstance(t, torch.Tensor)}}
+    before = {{name: t.detach().clone() for name, t in tensors.items()}}
+    try:
+        result = function(*args.values(), **kwargs)
+    except Exception as error:
+        print(f"{{label}} raised {{type(error).__name__}}: {{error}}")
+        return
+    print(f"{{label}} returned:\\n  {{result!r}}")
+    if backward is not None:
+        try:
+            output = result
+            for index in backward:
+                output = output[index]
+            output.backward()
+        except Exception as error:
+            print(f"  its backward pass raised {{type(error).__name__}}: {{error}}")
+        else:
+            for name, t in tensors.items():
+                if t.requires_grad:
+                    print(f"  {{name}}.grad:\\n  {{t.grad!r}}")
+    for name, t in tensors.items():
+        if not same(t.detach(), before[name]):
+            print(f"  {{name}} was changed in place: {{t!r}}")
 '''
 
 
-def snippet(check_id: str, submission: str, calls: list[tuple[bytes, dict[str, Any]]]) -> str | None:
-    """The snippet for the first of ``calls`` whose student reply differs from the reference's;
-    None when none differs (a failure that no single call shows)."""
-    for data, reply in calls:
-        expected = replay.replay(solution, data)
-        differing = replay.differing(reply, expected, replay.call_dtype(data))
-        if differing:
-            return _write(check_id, submission, wire.unpack(data), expected, differing)
-    return None
+def snippet(
+    check_id: str, submission: str, calls: list[tuple[bytes, dict[str, Any]]], message: str
+) -> str | None:
+    """The snippet replaying ``calls`` (the failing example's, in order) and quoting the check's
+    ``message``; None when the example made no call (a failure no call shows)."""
+    if not calls:
+        return None
+    lines = [_HEADER.format(check=check_id, path=str(Path(submission).resolve()))]
+    for number, (data, _reply) in enumerate(calls, 1):
+        lines += ["", *_call(wire.unpack(data), f"call {number} of {len(calls)}")]
+    lines += ["", "print()", f"print({('the check ' + check_id + ' said: ' + message)!r})"]
+    return "\n".join(lines) + "\n"
 
 
-def _write(
-    check_id: str, submission: str, request: dict[str, Any], expected: dict[str, Any], differing: list[str]
-) -> str:
+def _call(request: dict[str, Any], label: str) -> list[str]:
     function = request["function"]
-    names = list(inspect.signature(getattr(solution, function)).parameters)
-    lines = [_HEADER.format(check=check_id, function=function, path=str(Path(submission).resolve()))]
-    args = []
-    for name, spec in zip(names, request["args"], strict=False):
-        lines.append(f"{name} = {_argument(spec)}")
-        args.append(name)
-    tensors = [n for n, spec in zip(names, request["args"], strict=False) if "array" in spec]
-    kwargs = [f"{key}={_argument(spec)}" for key, spec in request["kwargs"].items()]
-    if any(part.startswith("after ") for part in differing):
-        lines.append(f"before = {{{', '.join(f'{n!r}: {n}.detach().clone()' for n in tensors)}}}")
-    lines += [
-        "",
-        "actual = {}",
-        "try:",
-        f"    result = submission.{function}({', '.join(args + kwargs)})",
-        '    actual["returns"] = result',
+    args = [
+        f"    {_name(function, index)!r}: {_argument(spec)}," for index, spec in enumerate(request["args"])
     ]
-    if request.get("backward") is not None:
-        index = "".join(f"[{i}]" for i in request["backward"])
-        lines += [
-            f"    result{index}.backward()",
-            *(f'    actual["{n}.grad"] = {n}.grad' for n in tensors if _needs_grad(request, n, names)),
-        ]
-    lines += [
-        "except Exception as error:",
-        '    actual.setdefault("raises", type(error).__name__)',
+    kwargs = ", ".join(f"{key!r}: {_argument(spec)}" for key, spec in request["kwargs"].items())
+    backward = None if request.get("backward") is None else tuple(request["backward"])
+    return [
+        f"# {label}: {function}",
+        "args = {",
+        *args,
+        "}",
+        f"show({f'{label}: {function}'!r}, submission.{function}, args, {{{kwargs}}}, {backward!r})",
     ]
-    if any(part.startswith("after ") for part in differing):
-        lines.append(
-            f"actual.update({{f'{{n}} after the call': t for n, t in zip(before, ({', '.join(tensors)},))}})"
-        )
-    lines += ["", "expected = {", *_expected(expected, request, names, differing), "}", _COMPARE]
-    return "\n".join(lines)
 
 
-def _needs_grad(request: dict[str, Any], name: str, names: list[str]) -> bool:
-    spec = request["args"][names.index(name)]
-    return bool(spec.get("requires_grad"))
-
-
-def _expected(
-    expected: dict[str, Any], request: dict[str, Any], names: list[str], differing: list[str]
-) -> list:
-    found = replay.parts(expected)
-    lines = []
-    if "raises" in found:
-        return [f'    "raises": {found["raises"]!r},']
-    lines.append(f'    "returns": {_value(found["returns"])},')
-    for part, value in found.items():
-        if part.startswith("grad ") and request["args"][int(part.split()[1])].get("requires_grad"):
-            name = names[int(part.split()[1])]
-            lines.append(f'    "{name}.grad": {_value(value) if value is not None else "None"},')
-        elif part.startswith("after ") and part in differing:
-            name = names[int(part.split()[1])]
-            lines.append(f'    "{name} after the call": before[{name!r}],')
-    return lines
+def _name(function: str, index: int) -> str:
+    names = PARAMETERS.get(function, ())
+    return names[index] if index < len(names) else f"arg{index}"
 
 
 def _argument(spec: dict[str, Any]) -> str:
@@ -154,27 +126,6 @@ def _argument(spec: dict[str, Any]) -> str:
     return f"torch.tensor({_literal(np.asarray(spec['array']))}, dtype=torch.{spec['dtype']}{grad})"
 
 
-def _value(value: values.Value) -> str:
-    """A returned value as a Python expression (tensors as ``torch.tensor`` literals)."""
-    if isinstance(value, values.TensorValue):
-        if value.data is None:
-            return "None"
-        grad = ", requires_grad=True" if value.requires_grad else ""
-        return f"torch.tensor({_literal(value.data)}, dtype=torch.{value.dtype}{grad})"
-    if isinstance(value, values.SequenceValue):
-        items = [_value(item) for item in value.items]
-        return f"({', '.join(items)},)" if value.kind == "tuple" else f"[{', '.join(items)}]"
-    if isinstance(value, values.DictValue):
-        return (
-            "{"
-            + ", ".join(f"{k!r}: {_value(v)}" for k, v in zip(value.keys, value.values, strict=True))
-            + "}"
-        )
-    if isinstance(value, values.ScalarValue):
-        return _number(value.value)
-    return repr(value.text)
-
-
 def _literal(data: np.ndarray) -> str:
     if data.ndim == 0:
         return _number(data[()])
@@ -182,8 +133,8 @@ def _literal(data: np.ndarray) -> str:
 
 
 def _number(x: Any) -> str:
-    if isinstance(x, (bool, np.bool_)) or x is None:
-        return repr(None if x is None else bool(x))
+    if isinstance(x, (bool, np.bool_)):
+        return repr(bool(x))
     if isinstance(x, (int, np.integer)):
         return str(int(x))
     value = float(str(x)) if isinstance(x, np.floating) else float(x)  # shortest form in its dtype
@@ -194,57 +145,105 @@ def _number(x: Any) -> str:
     return repr(value + 0.0)
 
 
-def run_sandboxed(code: str, submission: str, limits: Limits | None = None) -> str:
-    """Run a snippet for ``submission`` as a grade runs student code: in a sandboxed worker
-    (``grader.sandbox``), never in the grader's process nor with its rights. The snippet is
-    loaded like a submission, with a copy of the student's file beside it; returns what it
-    printed, and why it stopped if it did not finish."""
-    local = re.sub(
-        r"^SUBMISSION = .*$", f"SUBMISSION = {os.path.basename(submission)!r}", code, count=1, flags=re.M
-    )
-    with tempfile.TemporaryDirectory(prefix="drgrpo-reproduce-") as folder:
-        script = Path(folder) / _SNIPPET
-        script.write_text(local)
-        zygote = Zygote()
-        worker = zygote.spawn(str(script), limits or Limits(), beside=[submission])
+def replies_text(calls: list[tuple[bytes, dict[str, Any]]]) -> str:
+    """What the student's functions gave on each call, written here from the worker's replies
+    (plain data): the trusted process's account of the replay, not the student interpreter's."""
+    lines = []
+    for number, (data, reply) in enumerate(calls, 1):
+        request = wire.unpack(data)
+        function, sent = request["function"], request["args"]
+        lines.append(f"call {number} of {len(calls)}: {request['function']}")
+        error = reply.get("error") or reply.get("grad_error")
+        if isinstance(error, dict):
+            where = "its backward pass raised" if reply.get("ok") else "raised"
+            lines.append(f"  {where} {error.get('type')}: {error.get('message')}")
+            continue
         try:
-            reply = worker.request({"op": "load", "functions": []})
-            stopped = "" if reply.get("ok") else _stopped((reply.get("error") or {}).get("traceback", ""))
-        except (SubmissionBroken, SubmissionTimedOut) as stop:
-            stopped = _stopped(stop.message)
-        finally:
-            output = worker.captured_output()
-            worker.kill()
-            zygote.close()
-    return output + stopped
+            found = outcome(reply)
+        except (KeyError, TypeError, AttributeError, wire.WireError):
+            lines.append("  a reply that could not be read")
+            continue
+        lines.append(f"  returned {_shown(found.value)}")
+        if found.grad_problem:
+            lines.append(f"  its output cannot be differentiated: {found.grad_problem}")
+        # zip: a hostile worker may send more gradients or arguments than the call had.
+        for index, (spec, grad) in enumerate(zip(sent, found.grads or (), strict=False)):
+            if spec.get("requires_grad"):
+                lines.append(f"  {_name(function, index)}.grad: {_shown(grad)}")
+        for index, (spec, after) in enumerate(zip(sent, found.args_after or (), strict=False)):
+            if _changed(after, spec.get("array")):
+                lines.append(f"  {_name(function, index)} was changed in place: {_shown(after)}")
+    return "\n".join(lines) + "\n"
 
 
-def _stopped(why: str) -> str:
-    return f"\nthe snippet stopped: {why.strip()}\n" if why.strip() else ""
+def _shown(value: values.Value | None) -> str:
+    """A returned value in one line: what it is, then its numbers."""
+    if isinstance(value, values.TensorValue) and value.data is not None:
+        grad = " that requires grad" if value.requires_grad else ""
+        return f"{values.summary(value)}{grad} {json.dumps(display.array(value.data))}"
+    if isinstance(value, values.SequenceValue):
+        inner = ", ".join(_shown(item) for item in value.items)
+        return f"{values.summary(value)}: ({inner})"
+    if isinstance(value, values.DictValue):
+        inner = ", ".join(f"{k!r}: {_shown(v)}" for k, v in zip(value.keys, value.values, strict=False))
+        return f"a dict {{{inner}}}"
+    return values.summary(value)
 
 
-def reproduce_check(submission: str, check_id: str, *, seed: int = 0, max_examples: int = 100) -> int:
-    """``python -m grader SUBMISSION --reproduce CHECK_ID``: grade that one check, then run its
-    snippet in a fresh process and show its output. Exit 0 when the check passed, 1 when its
-    failure was reproduced (or cannot be), 2 for a usage error or a failure of the grader."""
-    from grader.api import UsageError, grade
+def _changed(after: values.Value | None, before: np.ndarray | None) -> bool:
+    data = after.data if isinstance(after, values.TensorValue) else None
+    if before is None or data is None:
+        return False
+    if data.size != before.size:
+        return True
+    as64 = lambda a: np.asarray(a, dtype=np.float64)  # noqa: E731
+    return not np.array_equal(as64(data).reshape(before.shape), as64(before), equal_nan=True)
+
+
+def reproduce_check(
+    submission: str, check_id: str, *, seed: int = 0, max_examples: int = 100, rubric: Path | None = None
+) -> int:
+    """``python -m grader SUBMISSION --reproduce CHECK_ID``: grade that one check as a grade
+    does, then print its snippet and the student's replies on the failing example. Exit 0 when
+    the check passed (or is graded on submission), 1 when it did not, 2 for a usage error or a
+    failure of the grader."""
+    from grader.api import UsageError, rubric_checks, select
+    from grader.runner import run_check
+    from grader.sandbox import Limits, Zygote
+    from grader.student import Student
+    from grader.visibility import for_students
 
     try:
-        report = grade(submission, seed=seed, max_examples=max_examples, only=[check_id])
+        if not Path(submission).is_file():
+            raise UsageError(f"no such submission file: {submission}")
+        (check,) = select(rubric_checks(rubric).checks, [check_id])
     except UsageError as error:
         print(f"python -m grader: error: {error}", file=sys.stderr)
         return 2
-    if report.internal_error or not report.checks:
-        print(f"the grader failed: {report.internal_error}", file=sys.stderr)
+    zygote = Zygote()
+    try:
+        student = Student(zygote, str(Path(submission).resolve()), Limits())
+        try:
+            result = run_check(check, student, seed=seed, max_examples=max_examples)
+            # Hypothesis ends on the shrunk failing example: these are its calls.
+            calls = student.example_calls()
+        finally:
+            student.close()
+    finally:
+        zygote.close()
+    shown = for_students(result)
+    print(printable(f"{shown.status.upper()} {check_id}: {shown.message}"))
+    if result.error_source == "grader":
         return 2
-    (result,) = report.checks
-    print(f"{result.status.upper()} {check_id}: {result.message}")
-    if result.status == "passed":
+    if result.status == "passed" or result.graded_on_submission:
         print("nothing to reproduce")
         return 0
-    if not result.reproduce:
-        print("no single call shows this failure: nothing to reproduce (see the report's message)")
+    if not shown.reproduce:
+        why = "its details are withheld" if shown is not result else "no call of your functions shows it"
+        print(f"nothing to replay: {why}")
         return 1
-    print("running its reproduction snippet (--format text shows the snippet itself):\n")
-    sys.stdout.write(run_sandboxed(result.reproduce, submission))
+    print("\nThis script replays it (save it as a file and run it with python):\n")
+    print(shown.reproduce)
+    print("What your functions gave on those calls, as the grader saw them:\n")
+    sys.stdout.write(printable(replies_text(calls)))
     return 1

@@ -15,7 +15,13 @@ from hypothesis.errors import Flaky, FlakyFailure
 
 from grader import display, feedback
 from grader.checks import Check, Inputs, by_inputs
-from grader.errors import CheckFailed, SubmissionBroken, SubmissionRaised, SubmissionTimedOut
+from grader.errors import (
+    CheckFailed,
+    ReferenceWithheld,
+    SubmissionBroken,
+    SubmissionRaised,
+    SubmissionTimedOut,
+)
 from grader.recording import Recording, shared_budget
 from grader.report import CheckResult
 from grader.student import Student
@@ -23,6 +29,12 @@ from grader.student import Student
 SKIPPED = {
     "status": "skipped",
     "message": "not run: the time budget of the whole grade was used up by earlier checks",
+}
+ON_SUBMISSION = {
+    "status": "skipped",
+    "graded_on_submission": True,
+    "message": "graded on submission: this check compares with the reference solution, which this "
+    "release of the grader does not include",
 }
 STATELESS = "make the functions pure: the same inputs must always give the same outputs"
 
@@ -127,8 +139,8 @@ def _shared_run(
                 continue
             try:
                 c.run_body(student, drawn)
-            except (Exception, SubmissionBroken, SubmissionTimedOut):
-                failed.add(c.id)
+            except (Exception, SubmissionBroken, SubmissionTimedOut, ReferenceWithheld):
+                failed.add(c.id)  # run again alone, which says how it ended
         if len(failed) == len(members):
             raise _AllFailed
 
@@ -188,18 +200,19 @@ def run_check(
         outcome = {
             "status": "failed",
             "message": failure.message,
+            **feedback.explain(check, student, failure.calls, failure.message),
             "hint": failure.hint,
             "counterexample": _counterexample(failure, failure.expected, failure.actual, failure.difference),
-            **feedback.explain(check, student, failure.calls),
         }
     except SubmissionRaised as raised:
+        message = _raised_message(raised)
         outcome = {
             "status": "error",
             "error_source": "submission",
-            "message": _raised_message(raised),
+            "message": message,
             "traceback": raised.error.get("traceback"),
             "counterexample": _counterexample(raised),
-            **feedback.explain(check, student, raised.calls),
+            **feedback.explain(check, student, raised.calls, message),
         }
     except SubmissionBroken as broken:
         outcome = {
@@ -210,6 +223,8 @@ def run_check(
         }
     except SubmissionTimedOut as timed_out:
         outcome = {"status": "timeout", "error_source": "submission", "message": timed_out.message}
+    except ReferenceWithheld:
+        outcome = dict(ON_SUBMISSION)
     except (Flaky, FlakyFailure):
         outcome = {
             "status": "failed",

@@ -24,7 +24,7 @@ from grader.report import CheckResult
 # reproduction snippet) goes back to its default, so nothing new leaks by default.
 SHOWN = frozenset(
     {"id", "title", "description", "target", "status", "score", "max_score", "visibility"}
-    | {"error_source", "examples", "duration_s", "diagnosis"}
+    | {"error_source", "examples", "duration_s", "diagnosis", "graded_on_submission"}
 )
 WITHHELD = "details withheld: this check's counterexample would give the answer away"
 
@@ -38,8 +38,8 @@ def not_implemented(result: CheckResult) -> bool:
 def details_shown(result: CheckResult, *, gated: bool = False) -> bool:
     """Whether students may see this check's details now. ``gated``: the platform itself holds
     back ``after_due_date`` and ``after_published`` checks until their time."""
-    if result.visibility == "visible" or result.status == "passed":
-        return True
+    if result.visibility == "visible" or result.status == "passed" or result.graded_on_submission:
+        return True  # a check graded on submission has no details yet: its message says so
     return gated and result.visibility in ("after_due_date", "after_published")
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from grader import edition  # noqa: F401  (before the reference: see grader.edition)
 from grader.errors import SubmissionBroken, SubmissionRaised, SubmissionTimedOut
 from grader.sandbox import Limits, ZygoteLink
 from grader.student import Student

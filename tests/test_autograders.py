@@ -204,3 +204,33 @@ def test_bundle_checks_the_rubric_and_ships_it(tmp_path):
     build_gradescope(tmp_path / "b.zip", good)
     with zipfile.ZipFile(tmp_path / "b.zip") as archive:
         assert archive.read("grader-src/grader/rubrics/default.toml") == good.read_bytes()
+
+
+WEAKER = [
+    "student code runs as the grader's own user (the grader is not root)",
+    "the reference solution's source is readable by that user",
+    "student code can use the network and the shared /tmp",
+]
+
+
+@pytest.mark.parametrize("platform", ["gradescope", "prairielearn"])
+def test_a_weaker_sandbox_is_one_warning_line_in_the_staff_log(tmp_path, monkeypatch, capsys, platform):
+    import functools
+
+    from grader import api
+
+    monkeypatch.setenv("AUTOGRADER_ROOT" if platform == "gradescope" else "GRADE_ROOT", str(tmp_path))
+    folder = tmp_path / ("submission" if platform == "gradescope" else "student")
+    folder.mkdir()
+    shutil.copy(MISTAKES / "per_response_mean.py", folder / "drgrpo.py")
+    strong = api.protections
+    monkeypatch.setattr(api, "protections", lambda *a, **k: {**strong(*a, **k), "not_available": WEAKER})
+    monkeypatch.setattr(api, "grade", functools.partial(api.grade, max_examples=5))
+    assert autograders.run(platform) == 0
+    log = capsys.readouterr()
+    assert [line for line in log.err.splitlines() if "warning" in line] == [
+        "drgrpo-grader: warning: a weaker sandbox than it could be: " + WEAKER[0] + "; " + WEAKER[2]
+        + " (all in the JSON report's grader.sandbox.not_available)"
+    ]  # fmt: skip
+    # Staff read the log; the results students see say nothing of it.
+    assert "grader's own user" not in (tmp_path / "results" / "results.json").read_text()

@@ -105,3 +105,11 @@ def test_argument_errors_exit_2():
     assert run().returncode == 2
     assert run(SOLUTION, "--max-examples", "0").returncode == 2
     assert run(SOLUTION, "--format", "yaml").returncode == 2
+
+
+def test_a_weaker_sandbox_is_one_warning_line_on_stderr(tmp_path):
+    done = run(WRONG, *FAST, "-o", tmp_path / "report.json")
+    missing = json.loads((tmp_path / "report.json").read_text())["grader"]["sandbox"]["not_available"]
+    warnings = [line for line in done.stderr.splitlines() if "warning:" in line]
+    assert len(warnings) == (1 if missing else 0), done.stderr
+    assert all(missing[0] in line for line in warnings)

@@ -83,6 +83,21 @@ def test_a_half_done_attempt_fits_on_a_screen_and_explains_its_mistake_once(grad
     assert "explicit" not in text and "import torch" not in text  # the snippet only on request
 
 
+def test_checks_that_end_in_the_same_error_point_to_the_first(graded):
+    report = graded(SUBMISSIONS / "broken" / "raises_in_loss.py")
+    text = render_text(report)
+    errors = [c for c in report.checks if c.status == "error" and c.visibility == "visible"]
+    messages = {c.message for c in errors}
+    assert len(errors) > len(messages) >= 1
+    # The first check of each error says it in full; each later one in one line pointing to it.
+    assert text.count("one past the last") == len(messages)
+    first = errors[0].id
+    later = [c.id for c in errors if c.message == errors[0].message][1:]
+    for check_id in later:
+        assert f"ERROR   {check_id} (0/" in text
+    assert text.count(f"-> the same error as {first}, above") == len(later)
+
+
 def test_printable_drops_what_a_terminal_would_obey():
     assert printable("\x1b[2K\r\x1b[32m100/100 PASS\x1b[0m\u202e\x07") == "100/100 PASS"
     assert printable("kept\n\tas is: [[-0.5]]") == "kept\n\tas is: [[-0.5]]"

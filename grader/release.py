@@ -1,0 +1,128 @@
+"""``python -m grader release OUT``: the student release, a folder that students install with
+one command and grade their file with, offline, as often as they like.
+
+    python -m grader release OUT [--rubric FILE] [--zip]
+
+It holds the template (``drgrpo.py``), the provided helpers (``reference/provided.py``), the
+grader and every check; not the reference solution, the catalogue of mistakes (each a line
+from the answer), the examples or the tests (their correct variants). Checks that compare with
+the reference's numbers are reported as graded on submission (``grader.edition``), diagnosis
+says that names come on submission, and no file holds a value the reference computed. What
+ships is an allow-list (``shipped_files``): a file added to the repository later stays out
+until it is named here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tomllib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from grader.rubric import DEFAULT_NAME
+
+ROOT = Path(__file__).resolve().parent.parent
+# Commands and modules for staff: they need the solution or the catalogue, or grade others' files.
+STAFF_ONLY = ("audit.py", "batch.py", "bundle.py", "diagnosis.py", "experiment.py", "release.py")
+PROVIDED = ("reference/__init__.py", "reference/provided.py")
+
+PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=64"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "drgrpo-grader-student"
+version = "{version}"
+description = "Grade your Dr. GRPO exercise locally (the student release of drgrpo-grader)."
+readme = "README.md"
+requires-python = ">=3.11"
+dependencies = {dependencies}
+
+[tool.setuptools.packages.find]
+include = ["grader*", "reference*", "properties*"]
+
+[tool.setuptools.package-data]
+grader = ["report.schema.json", "rubrics/*.toml"]
+"""
+
+README = """\
+# The Dr. GRPO exercise: your starting point and a local grader
+
+Write the two functions in `drgrpo.py`, then grade your file here, as often as you like:
+
+```bash
+python3 -m venv .venv && . .venv/bin/activate
+pip install --extra-index-url https://download.pytorch.org/whl/cpu .   # CPU torch and the grader
+python -m grader drgrpo.py --format text
+```
+
+Every check of the course's grade runs here, except the few that compare your numbers with
+the reference solution's: they show as `LATER` (graded on submission), never as failures.
+A failed check shows its smallest failing input, what was expected and what your code gave,
+and `python -m grader drgrpo.py --reproduce CHECK_ID` prints a script that replays it. The
+name of a classic mistake, when your code makes one, comes with the grade on submission.
+`python -m grader --help` lists the options (`--format html` writes a page to open offline).
+"""
+
+
+def shipped_files(root: Path = ROOT) -> Iterator[tuple[Path, str]]:
+    """(file, path in the release), every one named on purpose."""
+    for path in sorted((root / "grader").glob("*.py")):
+        if path.name not in STAFF_ONLY:
+            yield path, f"grader/{path.name}"
+    yield root / "grader" / "report.schema.json", "grader/report.schema.json"
+    yield root / "grader" / "rubrics" / DEFAULT_NAME, f"grader/rubrics/{DEFAULT_NAME}"
+    for path in sorted((root / "properties").glob("*.py")):
+        yield path, f"properties/{path.name}"
+    for name in PROVIDED:
+        yield root / name, name
+    yield root / "student_template" / "drgrpo.py", "drgrpo.py"
+
+
+def build(out: Path, rubric: Path | None = None, root: Path = ROOT) -> list[str]:
+    """Write the release folder ``out`` (which must not exist yet); the paths it holds."""
+    staff = None
+    if rubric is not None:
+        from grader.api import rubric_checks
+
+        rubric_checks(rubric)  # a bad rubric is refused now (UsageError)
+        staff = rubric.read_bytes()
+    if out.exists():
+        raise FileExistsError(f"{out} already exists: give a new folder")
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    written = []
+    for path, name in shipped_files(root):
+        target = out / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if staff is not None and name == f"grader/rubrics/{DEFAULT_NAME}":
+            target.write_bytes(staff)
+        else:
+            shutil.copyfile(path, target)
+        written.append(name)
+    dependencies = "[" + ", ".join(f'"{d}"' for d in project["dependencies"]) + "]"
+    (out / "pyproject.toml").write_text(
+        PYPROJECT.format(version=project["version"], dependencies=dependencies)
+    )
+    (out / "README.md").write_text(README)
+    return [*written, "pyproject.toml", "README.md"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m grader release", description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, help="the folder to write (it must not exist)")
+    parser.add_argument("--rubric", type=Path, help="TOML rubric to grade with (default: the packaged one)")
+    parser.add_argument("--zip", action="store_true", help="also write OUT.zip, the folder zipped")
+    args = parser.parse_args(argv)
+    from grader.api import UsageError
+
+    try:
+        names = build(args.out, args.rubric)
+    except (UsageError, OSError) as error:
+        parser.error(str(error))
+    print(f"wrote {args.out}: {len(names)} files; students install it with: pip install {args.out}")
+    if args.zip:
+        archive = shutil.make_archive(str(args.out), "zip", args.out.parent, args.out.name)
+        print(f"wrote {archive}")
+    return 0
