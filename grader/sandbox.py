@@ -13,6 +13,7 @@ import contextlib
 import ctypes
 import dataclasses
 import errno
+import functools
 import importlib.util
 import json
 import os
@@ -59,6 +60,8 @@ class Limits:
     processes: int = 64  # processes the worker's user may run (when privileges are dropped)
     open_files: int = 256  # file descriptors the worker may hold
     niceness: int = 10  # a spinning worker yields the CPU to the grader and to other grades
+    cgroups: bool = True  # as root: a memory, pids and cpu control group per worker
+    cpu_share: float = 0.25  # with cgroups: a worker's CPU weight beside the grader's
     drop_privileges: bool = True  # as root: run student code as an unprivileged user
     namespaces: bool = True  # as root: no network, private /tmp, /var/tmp and /dev/shm
     minimal_root: bool = True  # with namespaces: the worker sees only Python, torch and the grader
@@ -131,6 +134,11 @@ def protections(limits: Limits, isolated: bool = False, minimal_root: bool = Fal
         )
         if not minimal_root:
             missing.append("student code can read every file of the machine that any user can read")
+        if not (limits.cgroups and cgroups_available()):
+            missing.append(
+                "no control group per worker: memory in memfd or shared memory escapes the memory "
+                "limit, and a spinning worker is only niced"
+            )
         if copies:
             missing.append(
                 "copies of the solution are readable by student code: "
@@ -505,11 +513,14 @@ def zygote_main(fd: int) -> None:  # pragma: no cover - runs in the zygote
                 reply: dict[str, Any] = {"pid": pid}
             elif command["op"] == "reap":
                 reply = {"status": _reap(command["pid"], command["wait_s"])}
+                if reply["status"] is not None:
+                    _leave_cgroups(command["pid"])
                 if reply["status"] is not None and mine.get(command["pid"], {}).get("uid") is None:
                     mine.pop(command["pid"], None)  # without a uid of its own, nothing is left
             elif command["op"] == "sweep":
                 reply = {"ok": _sweep(command["uid"])}
                 for pid in [pid for pid, spawn in mine.items() if spawn["uid"] == command["uid"]]:
+                    _leave_cgroups(pid)
                     del mine[pid]
             elif command["op"] == "connect":
                 link = socket.socket(fileno=fds.pop())
@@ -535,6 +546,7 @@ def _abandon(workers: dict[int, dict[str, Any]]) -> None:  # pragma: no cover - 
         if spawn["uid"] is not None:
             _sweep(spawn["uid"])
             remove_leftovers(spawn["uid"])
+        _leave_cgroups(pid)
         shutil.rmtree(spawn["workdir"], ignore_errors=True)
 
 
@@ -567,6 +579,89 @@ def _warm_up() -> None:  # pragma: no cover - runs in the zygote
         loss = -torch.minimum(ratio, torch.clamp(ratio, 0.8, 1.2)).sum() / 6
         (grad,) = torch.autograd.grad(loss, [x], torch.ones_like(loss))
         torch.from_numpy(grad.numpy().copy())
+
+
+# A worker's own control groups, under the grader's: the machine's limits on the grader still
+# hold, and the worker's memory counts what RLIMIT_AS does not see (memfd, shared memory, tmpfs).
+CGROUPS = "/sys/fs/cgroup"
+_CGROUP_NAME = "drgrpo-worker-{pid}"
+# What each controller is told, per cgroup version: v1's memory, pids and cpu hierarchies, or v2.
+_CGROUP_LIMITS = {
+    "memory": {"memory.limit_in_bytes": "memory_bytes", "memory.memsw.limit_in_bytes": "memory_bytes"},
+    "pids": {"pids.max": "processes"},
+    "cpu": {"cpu.shares": "cpu_shares"},
+    "": {
+        "memory.max": "memory_bytes",
+        "memory.swap.max": "no_swap",
+        "pids.max": "processes",
+        "cpu.weight": "cpu_weight",
+    },
+}
+
+
+def _cgroup_bases() -> dict[str, str]:
+    """The grader's own cgroup directory per controller (v1), or ``""`` for cgroup v2."""
+    bases = {}
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return {}
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else [""]:
+            if controller not in _CGROUP_LIMITS:
+                continue
+            mount = os.path.join(CGROUPS, controller) if controller else CGROUPS
+            base = os.path.join(mount, path.lstrip("/"))
+            if os.path.isfile(os.path.join(base, "cgroup.procs")):
+                bases[controller] = base
+    if "memory" in bases:
+        bases.pop("", None)  # a hybrid machine: v1 holds the controllers
+    return bases
+
+
+def _join_cgroups(limits: dict[str, Any]) -> None:  # pragma: no cover - worker, as root
+    """Move this worker into control groups of its own with the limits, where the kernel lets it."""
+    values = {
+        "memory_bytes": limits["memory_bytes"],
+        "processes": limits["processes"],
+        "cpu_shares": max(2, int(1024 * limits["cpu_share"])),
+        "cpu_weight": max(1, int(100 * limits["cpu_share"])),
+        "no_swap": 0,
+    }
+    for controller, base in _cgroup_bases().items():
+        where = os.path.join(base, _CGROUP_NAME.format(pid=os.getpid()))
+        try:
+            os.mkdir(where, 0o700)
+            for name, key in _CGROUP_LIMITS[controller].items():
+                with contextlib.suppress(OSError):
+                    Path(where, name).write_text(str(values[key]))
+            Path(where, "cgroup.procs").write_text(str(os.getpid()))
+        except OSError:
+            continue
+
+
+def _leave_cgroups(pid: int) -> None:
+    """Remove a finished worker's control groups (those still holding a process stay)."""
+    for base in _cgroup_bases().values():
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.join(base, _CGROUP_NAME.format(pid=pid)))
+
+
+@functools.cache
+def cgroups_available() -> bool:
+    """Whether workers can get a memory cgroup of their own here (root, and a writable hierarchy)."""
+    base = _cgroup_bases().get("memory") or _cgroup_bases().get("")
+    if base is None or os.geteuid() != 0:
+        return False
+    probe = os.path.join(base, _CGROUP_NAME.format(pid=f"probe-{os.getpid()}"))
+    try:
+        os.mkdir(probe)
+    except OSError:
+        return False
+    with contextlib.suppress(OSError):
+        os.rmdir(probe)
+    return True
 
 
 def _reap(pid: int, wait_s: float) -> int | None:
@@ -736,6 +831,8 @@ def _confine(command: dict[str, Any]) -> dict[str, bool]:  # pragma: no cover - 
     os.environ.update({"HOME": workdir, "TMPDIR": workdir, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
     isolated = {"isolated": False, "minimal_root": False}
     if uid is not None:
+        if limits["cgroups"]:
+            _join_cgroups(limits)  # before the minimal root hides /sys
         if limits["namespaces"]:
             isolated = _isolate(workdir, uid, limits, command["code_paths"])
         os.setgroups([])
