@@ -4,8 +4,6 @@ worker's own stops it; the submission says so if it got through."""
 
 import ctypes
 
-import torch
-
 IPC_PRIVATE, IPC_CREAT = 0, 0o1000
 HELD = []  # what this worker hoards already: later calls do not fill more
 
