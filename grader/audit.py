@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from grader.errors import UsageError
+
 if TYPE_CHECKING:
     from grader.checks import Check
     from grader.report import Report
@@ -327,7 +329,6 @@ def _ids(text: str) -> list[str]:
 
 
 def _chosen_mistakes(ids: Sequence[str] | None) -> tuple[Mistake, ...]:
-    from grader.api import UsageError
     from reference.mistakes import catalogue
 
     known = catalogue()
@@ -345,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     zygote = Zygote()  # first: it imports torch on the other core while we do
     try:
-        from grader.api import UsageError, grade, select
+        from grader.api import grade, select
         from grader.extensions import all_checks
 
         try:

@@ -353,7 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         submissions = find_submissions(args.inputs)
     except ValueError as error:
         parser.error(str(error))
-    from grader.api import UsageError, rubric_checks
+    from grader.api import rubric_checks
     from grader.extensions import all_checks
     from grader.rubric import default_rubric, load_rubric
 
@@ -361,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rubric = load_rubric(args.rubric) if args.rubric else default_rubric()
         checks = all_checks(args.properties) if args.properties else None
         check_ids = [c.id for c in rubric_checks(rubric, checks).checks]
-    except (UsageError, ValueError) as error:
+    except ValueError as error:  # a UsageError or a RubricError
         parser.error(str(error))
     args.output.mkdir(parents=True, exist_ok=True)
     settings = Settings(seed=args.seed, max_examples=args.max_examples, rubric=rubric, checks=checks)

@@ -22,6 +22,7 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from grader.errors import UsageError
 from grader.rubric import DEFAULT_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,8 +117,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="the zip to write")
     parser.add_argument("--rubric", type=Path, help="TOML rubric to grade with (default: the packaged one)")
     args = parser.parse_args(argv)
-    from grader.api import UsageError
-
     try:
         names = build_gradescope(args.out, args.rubric)
     except (UsageError, OSError) as error:

@@ -17,7 +17,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.extensions import add_option  # standard library only: the zygote is not kept waiting
+from grader.errors import UsageError  # standard library only, like these: the zygote is not kept waiting
+from grader.extensions import add_option
 
 EXIT_PASSED, EXIT_FAILED, EXIT_GRADER = 0, 1, 2
 # name -> module with main(argv) -> int
@@ -101,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.list:
-        from grader.api import UsageError, rubric_checks
+        from grader.api import rubric_checks
         from grader.extensions import all_checks
 
         try:
@@ -129,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     zygote = Zygote()
     try:
         from grader import edition
-        from grader.api import UsageError, grade, unusable
+        from grader.api import grade, unusable
         from grader.extensions import all_checks
         from grader.platforms import FORMATS as PLATFORM_FORMATS
         from grader.render import FORMATS, emit, sandbox_warning, summary_line

@@ -1,7 +1,14 @@
-"""The ways a check can end other than passing, one exception each.
+"""The grader's exceptions, in two families.
 
-``CheckFailed`` and ``SubmissionRaised`` are ordinary exceptions: Hypothesis shrinks them to the
-smallest input that shows them. ``SubmissionBroken`` and ``SubmissionTimedOut`` derive from
+Errors about using the grader derive from ``GraderError``: ``UsageError`` (here, so that the
+command line reports it without importing the engine), ``grader.checks.DeclarationError``,
+``grader.rubric.RubricError`` and ``grader.wire.WireError``. Each is a ``ValueError`` too, so a
+caller's ``except ValueError`` still catches them; ``except GraderError`` catches them all.
+
+The other family is how a check ends other than passing, one exception each, raised inside a
+check and turned into its result, never seen by a caller. ``CheckFailed`` and
+``SubmissionRaised`` are ordinary exceptions: Hypothesis shrinks them to the smallest input that
+shows them. ``SubmissionBroken``, ``SubmissionTimedOut`` and ``ReferenceWithheld`` derive from
 ``BaseException`` on purpose: Hypothesis lets those through at once, so a missing function, a
 crashed worker or a hang ends the check without hundreds of futile retries.
 """
@@ -21,6 +28,14 @@ def corrupted_reply_message(error: Exception) -> str:
     """What a student reads when their worker's reply was malformed: whatever was forged or
     broken, it is the submission's error, never the grader's."""
     return f"the process running your code sent a corrupted reply ({error})"
+
+
+class GraderError(Exception):
+    """The root of the errors about using the grader (not about a submission)."""
+
+
+class UsageError(GraderError, ValueError):
+    """The grader was called wrongly (a missing file, an unknown check id, a bad rubric)."""
 
 
 class _CarriesInputs:

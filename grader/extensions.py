@@ -26,6 +26,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from grader.errors import UsageError
+
 if TYPE_CHECKING:
     from grader.checks import Check
 
@@ -47,8 +49,6 @@ def add_option(parser: argparse.ArgumentParser) -> None:
 
 def files(paths: Iterable[Path]) -> list[Path]:
     """The properties files that ``paths`` stand for, each once, in the order given."""
-    from grader.api import UsageError
-
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
@@ -75,7 +75,6 @@ def _module_name(path: Path) -> str:
 
 def _import(path: Path) -> ModuleType:
     """Import one file as a module of its own (once per process, like any import)."""
-    from grader.api import UsageError
     from grader.checks import DeclarationError
 
     name = _module_name(path)
@@ -115,7 +114,6 @@ def _where(error: BaseException, path: Path) -> str:
 
 def load(paths: Sequence[Path]) -> tuple[Check, ...]:
     """The checks the properties files at ``paths`` define, in file and definition order."""
-    from grader.api import UsageError
     from grader.checks import defined_in
 
     checks: list[Check] = []
@@ -129,7 +127,7 @@ def load(paths: Sequence[Path]) -> tuple[Check, ...]:
 
 def all_checks(paths: Sequence[Path] = ()) -> tuple[Check, ...]:
     """The built-in checks, then those of the properties files; every id once."""
-    from grader.api import UsageError, builtin_checks
+    from grader.api import builtin_checks
     from grader.checks import DeclarationError, unique
 
     try:

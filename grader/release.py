@@ -20,6 +20,7 @@ import tomllib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from grader.errors import UsageError
 from grader.rubric import DEFAULT_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,8 +116,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rubric", type=Path, help="TOML rubric to grade with (default: the packaged one)")
     parser.add_argument("--zip", action="store_true", help="also write OUT.zip, the folder zipped")
     args = parser.parse_args(argv)
-    from grader.api import UsageError
-
     try:
         names = build(args.out, args.rubric)
     except (UsageError, OSError) as error:

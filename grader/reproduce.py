@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from grader import display, values, wire
+from grader.errors import UsageError
 from grader.render import printable
 from grader.student import outcome
 
@@ -207,7 +208,7 @@ def reproduce_check(
     does, then print its snippet and the student's replies on the failing example. Exit 0 when
     the check passed (or is graded on submission), 1 when it did not, 2 for a usage error or a
     failure of the grader."""
-    from grader.api import UsageError, rubric_checks, select
+    from grader.api import rubric_checks, select
     from grader.runner import run_check
     from grader.sandbox import Limits, Zygote
     from grader.student import Student
