@@ -15,12 +15,11 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-from grader.errors import UsageError  # standard library only, like these: the zygote is not kept waiting
-from grader.extensions import add_option
+# Standard library only, both: the zygote is not kept waiting.
+from grader.errors import UsageError
+from grader.options import EXIT_FAILED, EXIT_GRADER, EXIT_PASSED, add_grading, add_output
 
-EXIT_PASSED, EXIT_FAILED, EXIT_GRADER = 0, 1, 2
 # name -> module with main(argv) -> int
 COMMANDS: dict[str, str] = {
     "audit": "grader.audit",
@@ -29,13 +28,6 @@ COMMANDS: dict[str, str] = {
     "experiment": "grader.experiment",
     "release": "grader.release",
 }
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _available(command: str) -> bool:
@@ -59,21 +51,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="json",
         help="report format (default: json)",
     )
-    parser.add_argument(
-        "--rubric", type=Path, help="TOML file of points and visibility per check (default: the packaged one)"
-    )
-    parser.add_argument("-o", "--output", type=Path, help="write the report to FILE, not stdout")
-    parser.add_argument("--seed", type=int, default=0, help="seed for the inputs (default: 0)")
-    parser.add_argument(
-        "--max-examples", type=_positive, default=100, help="Hypothesis examples per check (default: 100)"
-    )
+    add_output(parser, "write the report to FILE, not stdout")
+    add_grading(parser)
     parser.add_argument(
         "--only",
         type=lambda s: [x for x in s.split(",") if x],
         help="run only these check ids (comma-separated)",
     )
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
-    add_option(parser)
     parser.add_argument(
         "--reproduce", metavar="CHECK_ID", help="grade one check and run its reproduction snippet"
     )

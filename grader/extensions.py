@@ -9,13 +9,11 @@ a file's folder is on the import path while it loads.
 Anything wrong with a file (missing, does not import, declares a bad check, declares none, or
 reuses a check id) is a ``UsageError`` that names the file and says what to fix.
 
-Only the standard library is imported at first: the command line adds ``--properties`` before
-it starts the zygote, which must not wait for the grader's own imports.
+The option itself, ``--properties``, is ``grader.options.add_properties``.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import importlib.util
@@ -33,18 +31,6 @@ if TYPE_CHECKING:
 
 # Loaded modules live under this package-like prefix in sys.modules, one name per file path.
 PREFIX = "drgrpo_properties_"
-
-
-def add_option(parser: argparse.ArgumentParser) -> None:
-    """``--properties PATH`` (repeatable), the same for every command that runs checks."""
-    parser.add_argument(
-        "--properties",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="PATH",
-        help="add the checks defined in PATH, a .py file or a folder of them (repeatable)",
-    )
 
 
 def files(paths: Iterable[Path]) -> list[Path]:

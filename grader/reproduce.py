@@ -27,6 +27,7 @@ import numpy as np
 
 from grader import display, values, wire
 from grader.errors import UsageError
+from grader.options import EXIT_FAILED, EXIT_GRADER, EXIT_PASSED
 from grader.render import printable
 from grader.student import outcome
 
@@ -220,7 +221,7 @@ def reproduce_check(
         (check,) = select(rubric_checks(rubric).checks, [check_id])
     except UsageError as error:
         print(f"python -m grader: error: {error}", file=sys.stderr)
-        return 2
+        return EXIT_GRADER
     zygote = Zygote()
     try:
         student = Student(zygote, str(Path(submission).resolve()), Limits())
@@ -235,16 +236,16 @@ def reproduce_check(
     shown = for_students(result)
     print(printable(f"{shown.status.upper()} {check_id}: {shown.message}"))
     if result.error_source == "grader":
-        return 2
+        return EXIT_GRADER
     if result.status == "passed" or result.graded_on_submission:
         print("nothing to reproduce")
-        return 0
+        return EXIT_PASSED
     if not shown.reproduce:
         why = "its details are withheld" if shown is not result else "no call of your functions shows it"
         print(f"nothing to replay: {why}")
-        return 1
+        return EXIT_FAILED
     print("\nThis script replays it (save it as a file and run it with python):\n")
     print(shown.reproduce)
     print("What your functions gave on those calls, as the grader saw them:\n")
     sys.stdout.write(printable(replies_text(calls)))
-    return 1
+    return EXIT_FAILED
