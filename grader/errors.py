@@ -1,9 +1,10 @@
 """The grader's exceptions, in two families.
 
-Errors about using the grader derive from ``GraderError``: ``UsageError`` (here, so that the
-command line reports it without importing the engine), ``grader.checks.DeclarationError``,
-``grader.rubric.RubricError`` and ``grader.wire.WireError``. Each is a ``ValueError`` too, so a
-caller's ``except ValueError`` still catches them; ``except GraderError`` catches them all.
+The errors the grader raises to whoever uses it derive from ``GraderError``: ``UsageError`` (the
+grader called wrongly; defined here, so that the command line reports it without importing the
+engine), ``grader.checks.DeclarationError`` (a check declared wrongly),
+``grader.rubric.RubricError`` (a bad rubric) and ``grader.wire.WireError`` (a malformed message).
+Each is a ``ValueError`` too, so a caller's ``except ValueError`` still catches them.
 
 The other family is how a check ends other than passing, one exception each, raised inside a
 check and turned into its result, never seen by a caller. ``CheckFailed`` and
@@ -31,7 +32,7 @@ def corrupted_reply_message(error: Exception) -> str:
 
 
 class GraderError(Exception):
-    """The root of the errors about using the grader (not about a submission)."""
+    """The root of the errors the grader raises to its callers (never a check's outcome)."""
 
 
 class UsageError(GraderError, ValueError):

@@ -79,7 +79,7 @@ def close(
     hint: str | None = None,
 ) -> None:
     """``actual`` equals ``expected`` within the dtype's tolerance, elementwise (``mismatched``:
-    ``scale`` is the size of the quantity, by default the largest ``|expected|``)."""
+    ``scale`` is the size of the quantity, by default the largest finite ``|expected|``)."""
     actual = np.asarray(actual, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
     _same_shape(actual, expected, what, hint)
