@@ -18,6 +18,7 @@ import torch
 import grader
 from grader import notes, parallel
 from grader.checks import Check, collect
+from grader.errors import UsageError
 from grader.recording import Recording
 from grader.report import Report
 from grader.rubric import Rubric, RubricError, default_rubric, load_rubric
@@ -26,10 +27,6 @@ from grader.sandbox import Limits, Zygote, ZygoteLink, cut_output, protections
 from grader.student import Student
 from grader.visuals import collect as collect_visuals
 from properties import MODULES
-
-
-class UsageError(ValueError):
-    """The grader was called wrongly (a missing file, an unknown check id)."""
 
 
 def builtin_checks() -> tuple[Check, ...]:

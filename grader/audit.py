@@ -25,6 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from grader import options
+from grader.errors import UsageError
+
 if TYPE_CHECKING:
     from grader.checks import Check
     from grader.report import Report
@@ -46,7 +49,6 @@ MARK = {
     "missing": "?",
 }
 CAUGHT = ("failed", "error", "timeout")
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -299,9 +301,6 @@ FORMATS: dict[str, Callable[[Audit], str]] = {"text": render_text, "json": rende
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from grader.cli import _positive
-    from grader.extensions import add_option
-
     parser = argparse.ArgumentParser(
         prog="python -m grader audit",
         description="Grade the reference, the student template and every catalogued mistake with "
@@ -309,13 +308,11 @@ def build_parser() -> argparse.ArgumentParser:
         "check catches and checks that catch nothing. Exit code 1 when the reference fails a check "
         "or a mistake goes uncaught (with --strict, on any finding).",
     )
-    add_option(parser)
+    options.add_properties(parser)
     parser.add_argument("--format", choices=tuple(FORMATS), default="text", help="default: text")
-    parser.add_argument("-o", "--output", type=Path, help="write the audit to FILE, not stdout")
-    parser.add_argument("--seed", type=int, default=0, help="seed for the inputs (default: 0)")
-    parser.add_argument(
-        "--max-examples", type=_positive, default=100, help="Hypothesis examples per check (default: 100)"
-    )
+    options.add_output(parser, "write the audit to FILE, not stdout")
+    options.add_seed(parser)
+    options.add_max_examples(parser)
     parser.add_argument("--only", type=_ids, help="audit only these check ids (comma-separated)")
     parser.add_argument("--mistakes", type=_ids, help="only these catalogued mistakes (comma-separated ids)")
     parser.add_argument("--strict", action="store_true", help="warnings fail the audit too")
@@ -327,7 +324,6 @@ def _ids(text: str) -> list[str]:
 
 
 def _chosen_mistakes(ids: Sequence[str] | None) -> tuple[Mistake, ...]:
-    from grader.api import UsageError
     from reference.mistakes import catalogue
 
     known = catalogue()
@@ -345,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     zygote = Zygote()  # first: it imports torch on the other core while we do
     try:
-        from grader.api import UsageError, grade, select
+        from grader.api import grade, select
         from grader.extensions import all_checks
 
         try:
@@ -353,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             mistakes = _chosen_mistakes(args.mistakes)
         except UsageError as error:
             print(f"python -m grader audit: error: {error}", file=sys.stderr)
-            return EXIT_USAGE
+            return options.EXIT_GRADER
 
         def grade_one(path: Path) -> Report:
             return grade(path, seed=args.seed, max_examples=args.max_examples, zygote=zygote, checks=checks)
@@ -368,4 +364,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     emit(FORMATS[args.format](result), args.output)
     print(f"audit: {_tally(result)}", file=sys.stderr)
-    return EXIT_OK if result.ok(strict=args.strict) else EXIT_PROBLEMS
+    return options.EXIT_PASSED if result.ok(strict=args.strict) else options.EXIT_FAILED

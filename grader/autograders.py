@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grader.options import EXIT_GRADER, EXIT_PASSED, add_rubric
+
 EXPECTED_NAME = "drgrpo.py"
 
 
@@ -118,7 +120,7 @@ def run(platform: str, rubric: Path | None = None) -> int:
                 write_atomically(
                     layout.results_file, problem_results(platform, str(missing), students_fault=True)
                 )
-                return 0
+                return EXIT_PASSED
             from grader import platforms
             from grader.api import grade
             from grader.render import sandbox_warning, summary_line
@@ -129,21 +131,25 @@ def run(platform: str, rubric: Path | None = None) -> int:
             print(summary_line(report))  # the platform's log, for staff
             if warning := sandbox_warning(report):
                 print(warning, file=sys.stderr)  # the log too: staff only, never in the results
-            return 2 if report.internal_error else 0
+            return EXIT_GRADER if report.internal_error else EXIT_PASSED
         finally:
             zygote.close()
     except BaseException:
         print(traceback.format_exc(), file=sys.stderr)  # staff read the log; students the reason
         message = "the grader failed on this submission (this is not your fault); course staff can see why"
         write_atomically(layout.results_file, problem_results(platform, message, students_fault=False))
-        return 2
+        return EXIT_GRADER
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m grader.autograders", description=__doc__.splitlines()[0])
+    parser.add_argument("platform", choices=sorted(LAYOUTS))
+    add_rubric(parser)
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader.autograders", description=__doc__.splitlines()[0])
-    parser.add_argument("platform", choices=sorted(LAYOUTS))
-    parser.add_argument("--rubric", type=Path, help="TOML rubric (default: the packaged one)")
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     return run(args.platform, args.rubric)
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from grader.extensions import add_option
+from grader.options import EXIT_GRADER, EXIT_PASSED, add_grading, add_output, positive
 from grader.recording import Recording, record
 from grader.rubric import Rubric
 
@@ -326,23 +326,16 @@ class Progress:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from grader.cli import _positive
-
     parser = argparse.ArgumentParser(prog="python -m grader batch", description=__doc__.splitlines()[0])
     parser.add_argument("inputs", nargs="+", help="submission files, or directories of them")
-    parser.add_argument("-o", "--output", type=Path, required=True, help="directory for the reports and CSV")
+    add_output(parser, "directory for the reports and CSV", required=True)
     parser.add_argument(
         "--jobs",
-        type=_positive,
+        type=positive,
         default=2 * (os.cpu_count() or 1),
         help="submissions graded at once (default: two per CPU; see the README's measurements)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed for the inputs (default: 0)")
-    parser.add_argument(
-        "--max-examples", type=_positive, default=100, help="Hypothesis examples per check (default: 100)"
-    )
-    parser.add_argument("--rubric", type=Path, help="TOML rubric (default: the packaged one)")
-    add_option(parser)
+    add_grading(parser)
     return parser
 
 
@@ -353,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         submissions = find_submissions(args.inputs)
     except ValueError as error:
         parser.error(str(error))
-    from grader.api import UsageError, rubric_checks
+    from grader.api import rubric_checks
     from grader.extensions import all_checks
     from grader.rubric import default_rubric, load_rubric
 
@@ -361,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rubric = load_rubric(args.rubric) if args.rubric else default_rubric()
         checks = all_checks(args.properties) if args.properties else None
         check_ids = [c.id for c in rubric_checks(rubric, checks).checks]
-    except (UsageError, ValueError) as error:
+    except ValueError as error:  # a UsageError or a RubricError
         parser.error(str(error))
     args.output.mkdir(parents=True, exist_ok=True)
     settings = Settings(seed=args.seed, max_examples=args.max_examples, rubric=rubric, checks=checks)
@@ -376,4 +369,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"({len(graded) / elapsed:.2f}/s, {args.jobs} at a time); reports in {args.output}",
         file=sys.stderr,
     )
-    return 2 if any(g.report.get("internal_error") for g in graded) else 0
+    return EXIT_GRADER if any(g.report.get("internal_error") for g in graded) else EXIT_PASSED

@@ -22,6 +22,8 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from grader.errors import UsageError
+from grader.options import EXIT_PASSED, add_rubric
 from grader.rubric import DEFAULT_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,17 +112,20 @@ def build_gradescope(out: Path, rubric: Path | None = None) -> list[str]:
         return archive.namelist()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m grader bundle", description=__doc__.splitlines()[0])
     parser.add_argument("platform", choices=("gradescope",))
     parser.add_argument("out", type=Path, help="the zip to write")
-    parser.add_argument("--rubric", type=Path, help="TOML rubric to grade with (default: the packaged one)")
-    args = parser.parse_args(argv)
-    from grader.api import UsageError
+    add_rubric(parser)
+    return parser
 
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
         names = build_gradescope(args.out, args.rubric)
     except (UsageError, OSError) as error:
         parser.error(str(error))
     print(f"wrote {args.out}: {len(names)} files; upload it as the assignment's autograder")
-    return 0
+    return EXIT_PASSED

@@ -28,6 +28,8 @@ from typing import Any
 
 from hypothesis.strategies import SearchStrategy
 
+from grader.errors import GraderError
+
 TARGETS = ("drgrpo_advantages", "drgrpo_loss")
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 _ID = re.compile(r"[a-z][a-z0-9_]{2,63}")
@@ -35,7 +37,7 @@ _NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONL
 _TITLE_CHARS = 300
 
 
-class DeclarationError(ValueError):
+class DeclarationError(GraderError, ValueError):
     """A check or its inputs are declared wrongly; the message names the argument and value."""
 
 

@@ -15,11 +15,11 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-from grader.extensions import add_option  # standard library only: the zygote is not kept waiting
+# Standard library only, both: the zygote is not kept waiting.
+from grader.errors import UsageError
+from grader.options import EXIT_FAILED, EXIT_GRADER, EXIT_PASSED, add_grading, add_output
 
-EXIT_PASSED, EXIT_FAILED, EXIT_GRADER = 0, 1, 2
 # name -> module with main(argv) -> int
 COMMANDS: dict[str, str] = {
     "audit": "grader.audit",
@@ -28,13 +28,6 @@ COMMANDS: dict[str, str] = {
     "experiment": "grader.experiment",
     "release": "grader.release",
 }
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _available(command: str) -> bool:
@@ -58,21 +51,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="json",
         help="report format (default: json)",
     )
-    parser.add_argument(
-        "--rubric", type=Path, help="TOML file of points and visibility per check (default: the packaged one)"
-    )
-    parser.add_argument("-o", "--output", type=Path, help="write the report to FILE, not stdout")
-    parser.add_argument("--seed", type=int, default=0, help="seed for the inputs (default: 0)")
-    parser.add_argument(
-        "--max-examples", type=_positive, default=100, help="Hypothesis examples per check (default: 100)"
-    )
+    add_output(parser, "write the report to FILE, not stdout")
+    add_grading(parser)
     parser.add_argument(
         "--only",
         type=lambda s: [x for x in s.split(",") if x],
         help="run only these check ids (comma-separated)",
     )
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
-    add_option(parser)
     parser.add_argument(
         "--reproduce", metavar="CHECK_ID", help="grade one check and run its reproduction snippet"
     )
@@ -101,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.list:
-        from grader.api import UsageError, rubric_checks
+        from grader.api import rubric_checks
         from grader.extensions import all_checks
 
         try:
@@ -129,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     zygote = Zygote()
     try:
         from grader import edition
-        from grader.api import UsageError, grade, unusable
+        from grader.api import grade, unusable
         from grader.extensions import all_checks
         from grader.platforms import FORMATS as PLATFORM_FORMATS
         from grader.render import FORMATS, emit, sandbox_warning, summary_line

@@ -1,7 +1,15 @@
-"""The ways a check can end other than passing, one exception each.
+"""The grader's exceptions, in two families.
 
-``CheckFailed`` and ``SubmissionRaised`` are ordinary exceptions: Hypothesis shrinks them to the
-smallest input that shows them. ``SubmissionBroken`` and ``SubmissionTimedOut`` derive from
+The errors the grader raises to whoever uses it derive from ``GraderError``: ``UsageError`` (the
+grader called wrongly; defined here, so that the command line reports it without importing the
+engine), ``grader.checks.DeclarationError`` (a check declared wrongly),
+``grader.rubric.RubricError`` (a bad rubric) and ``grader.wire.WireError`` (a malformed message).
+Each is a ``ValueError`` too, so a caller's ``except ValueError`` still catches them.
+
+The other family is how a check ends other than passing, one exception each, raised inside a
+check and turned into its result, never seen by a caller. ``CheckFailed`` and
+``SubmissionRaised`` are ordinary exceptions: Hypothesis shrinks them to the smallest input that
+shows them. ``SubmissionBroken``, ``SubmissionTimedOut`` and ``ReferenceWithheld`` derive from
 ``BaseException`` on purpose: Hypothesis lets those through at once, so a missing function, a
 crashed worker or a hang ends the check without hundreds of futile retries.
 """
@@ -21,6 +29,14 @@ def corrupted_reply_message(error: Exception) -> str:
     """What a student reads when their worker's reply was malformed: whatever was forged or
     broken, it is the submission's error, never the grader's."""
     return f"the process running your code sent a corrupted reply ({error})"
+
+
+class GraderError(Exception):
+    """The root of the errors the grader raises to its callers (never a check's outcome)."""
+
+
+class UsageError(GraderError, ValueError):
+    """The grader was called wrongly (a missing file, an unknown check id, a bad rubric)."""
 
 
 class _CarriesInputs:

@@ -17,10 +17,32 @@ from grader.errors import CheckFailed
 
 # Relative tolerance per dtype: about 1000 units in the last place for float32 and float64.
 RTOL = {"float64": 1e-10, "float32": 1e-4, "float16": 1e-2, "bfloat16": 2e-2}
+# The smallest size a quantity is given: a quantity of zeros still has a (tiny) tolerance.
+SCALE_FLOOR = 1e-6
 
 
 def rtol_for(dtype: str) -> float:
     return RTOL.get(dtype, RTOL["float32"])
+
+
+def mismatched(
+    actual: np.ndarray, expected: np.ndarray, rtol: float, scale: float | None = None
+) -> np.ndarray:
+    """Where ``actual`` is not ``expected``: the one tolerance rule, used by the checks
+    (``close``) and by the diagnosis' replays (``grader.replay``). Same shapes, float64.
+
+    A finite expected value allows ``rtol * (|expected| + scale)``, with ``scale`` the size of
+    the quantity (by default the largest finite ``|expected|``, at least ``SCALE_FLOOR``): it
+    absorbs rounding in sums whose terms cancel, and nothing more. A nan or an infinity must be
+    the same nan or infinity.
+    """
+    finite = np.isfinite(expected)
+    if scale is None:
+        scale = float(np.max(np.abs(expected[finite]), initial=0.0))
+    allowed = rtol * (np.abs(expected) + max(scale, SCALE_FLOOR))
+    with np.errstate(invalid="ignore"):
+        within = finite & (np.abs(actual - expected) <= allowed)
+    return ~(within | (actual == expected) | (np.isnan(actual) & np.isnan(expected)))
 
 
 def tensor(value: values.Value | None, what: str, hint: str | None = None) -> values.TensorValue:
@@ -56,26 +78,17 @@ def close(
     scale: float | None = None,
     hint: str | None = None,
 ) -> None:
-    """``actual`` equals ``expected`` within the dtype's tolerance, elementwise.
-
-    The tolerance at each element is ``rtol * (|expected| + scale)``, with ``scale`` the size of
-    the quantity (by default the largest ``|expected|``): it absorbs rounding in sums whose
-    terms cancel, and nothing more.
-    """
+    """``actual`` equals ``expected`` within the dtype's tolerance, elementwise (``mismatched``:
+    ``scale`` is the size of the quantity, by default the largest finite ``|expected|``)."""
     actual = np.asarray(actual, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
     _same_shape(actual, expected, what, hint)
-    if scale is None:
-        scale = float(np.max(np.abs(expected), initial=0.0))
     rtol = rtol_for(dtype)
-    allowed = rtol * (np.abs(expected) + max(scale, 1e-6))
-    with np.errstate(invalid="ignore"):
-        error = np.abs(actual - expected)
-        bad = ~(error <= allowed)
-    # The same nan or inf on both sides is no difference (and "expected nan, got nan" no message).
-    bad &= ~((actual == expected) | (np.isnan(actual) & np.isnan(expected)))
+    bad = mismatched(actual, expected, rtol, scale)
     if not bad.any():
         return
+    with np.errstate(invalid="ignore"):
+        error = np.abs(actual - expected)
     raise _mismatch(what, actual, expected, bad, error, f"relative {rtol:g}", hint)
 
 
@@ -117,7 +130,7 @@ def _mismatch(
 ) -> CheckFailed:
     first = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
     finite = np.where(np.isfinite(error), error, np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         relative = finite / np.abs(expected.astype(np.float64))
     where = f" at index {list(first)}" if first else ""
     count = int(bad.sum())

@@ -9,13 +9,11 @@ a file's folder is on the import path while it loads.
 Anything wrong with a file (missing, does not import, declares a bad check, declares none, or
 reuses a check id) is a ``UsageError`` that names the file and says what to fix.
 
-Only the standard library is imported at first: the command line adds ``--properties`` before
-it starts the zygote, which must not wait for the grader's own imports.
+The option itself, ``--properties``, is ``grader.options.add_properties``.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import importlib.util
@@ -26,6 +24,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from grader.errors import UsageError
+
 if TYPE_CHECKING:
     from grader.checks import Check
 
@@ -33,22 +33,8 @@ if TYPE_CHECKING:
 PREFIX = "drgrpo_properties_"
 
 
-def add_option(parser: argparse.ArgumentParser) -> None:
-    """``--properties PATH`` (repeatable), the same for every command that runs checks."""
-    parser.add_argument(
-        "--properties",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="PATH",
-        help="add the checks defined in PATH, a .py file or a folder of them (repeatable)",
-    )
-
-
 def files(paths: Iterable[Path]) -> list[Path]:
     """The properties files that ``paths`` stand for, each once, in the order given."""
-    from grader.api import UsageError
-
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
@@ -75,7 +61,6 @@ def _module_name(path: Path) -> str:
 
 def _import(path: Path) -> ModuleType:
     """Import one file as a module of its own (once per process, like any import)."""
-    from grader.api import UsageError
     from grader.checks import DeclarationError
 
     name = _module_name(path)
@@ -115,7 +100,6 @@ def _where(error: BaseException, path: Path) -> str:
 
 def load(paths: Sequence[Path]) -> tuple[Check, ...]:
     """The checks the properties files at ``paths`` define, in file and definition order."""
-    from grader.api import UsageError
     from grader.checks import defined_in
 
     checks: list[Check] = []
@@ -129,7 +113,7 @@ def load(paths: Sequence[Path]) -> tuple[Check, ...]:
 
 def all_checks(paths: Sequence[Path] = ()) -> tuple[Check, ...]:
     """The built-in checks, then those of the properties files; every id once."""
-    from grader.api import UsageError, builtin_checks
+    from grader.api import builtin_checks
     from grader.checks import DeclarationError, unique
 
     try:

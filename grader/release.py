@@ -20,6 +20,8 @@ import tomllib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from grader.errors import UsageError
+from grader.options import EXIT_PASSED, add_rubric
 from grader.rubric import DEFAULT_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,14 +111,17 @@ def build(out: Path, rubric: Path | None = None, root: Path = ROOT) -> list[str]
     return [*written, "pyproject.toml", "README.md"]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m grader release", description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="the folder to write (it must not exist)")
-    parser.add_argument("--rubric", type=Path, help="TOML rubric to grade with (default: the packaged one)")
+    add_rubric(parser)
     parser.add_argument("--zip", action="store_true", help="also write OUT.zip, the folder zipped")
-    args = parser.parse_args(argv)
-    from grader.api import UsageError
+    return parser
 
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
         names = build(args.out, args.rubric)
     except (UsageError, OSError) as error:
@@ -125,4 +130,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.zip:
         archive = shutil.make_archive(str(args.out), "zip", args.out.parent, args.out.name)
         print(f"wrote {archive}")
-    return 0
+    return EXIT_PASSED

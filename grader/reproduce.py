@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 
 from grader import display, values, wire
+from grader.errors import UsageError
+from grader.options import EXIT_FAILED, EXIT_GRADER, EXIT_PASSED
 from grader.render import printable
 from grader.student import outcome
 
@@ -207,7 +209,7 @@ def reproduce_check(
     does, then print its snippet and the student's replies on the failing example. Exit 0 when
     the check passed (or is graded on submission), 1 when it did not, 2 for a usage error or a
     failure of the grader."""
-    from grader.api import UsageError, rubric_checks, select
+    from grader.api import rubric_checks, select
     from grader.runner import run_check
     from grader.sandbox import Limits, Zygote
     from grader.student import Student
@@ -219,7 +221,7 @@ def reproduce_check(
         (check,) = select(rubric_checks(rubric).checks, [check_id])
     except UsageError as error:
         print(f"python -m grader: error: {error}", file=sys.stderr)
-        return 2
+        return EXIT_GRADER
     zygote = Zygote()
     try:
         student = Student(zygote, str(Path(submission).resolve()), Limits())
@@ -234,16 +236,16 @@ def reproduce_check(
     shown = for_students(result)
     print(printable(f"{shown.status.upper()} {check_id}: {shown.message}"))
     if result.error_source == "grader":
-        return 2
+        return EXIT_GRADER
     if result.status == "passed" or result.graded_on_submission:
         print("nothing to reproduce")
-        return 0
+        return EXIT_PASSED
     if not shown.reproduce:
         why = "its details are withheld" if shown is not result else "no call of your functions shows it"
         print(f"nothing to replay: {why}")
-        return 1
+        return EXIT_FAILED
     print("\nThis script replays it (save it as a file and run it with python):\n")
     print(shown.reproduce)
     print("What your functions gave on those calls, as the grader saw them:\n")
     sys.stdout.write(printable(replies_text(calls)))
-    return 1
+    return EXIT_FAILED

@@ -24,12 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from grader.checks import VISIBILITIES, Check
+from grader.errors import GraderError
 
 DEFAULT_NAME = "default.toml"
 _KEYS = ("points", "visibility", "enabled")
 
 
-class RubricError(ValueError):
+class RubricError(GraderError, ValueError):
     """A rubric file that cannot be used: unreadable, not TOML, or naming a bad key or value."""
 
 

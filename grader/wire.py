@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from grader.errors import GraderError
+
 # Array dtypes that may cross the wire; anything else (object arrays above all) is refused.
 ALLOWED_DTYPES = frozenset(
     {"|b1", "<f2", "<f4", "<f8", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8"}
@@ -29,7 +31,7 @@ MAX_NDIM = 32
 MAX_DIM = 1 << 31
 
 
-class WireError(ValueError):
+class WireError(GraderError, ValueError):
     """A message that is not well formed (a broken or hostile peer)."""
 
 
