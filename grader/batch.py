@@ -335,7 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs",
         type=_positive,
         default=2 * (os.cpu_count() or 1),
-        help="submissions graded at once (default: two per CPU; see the README's measurements)",
+        help="submissions graded at once (default: two per CPU; see the figures in benchmarks/RESULTS.md)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed for the inputs (default: 0)")
     parser.add_argument(

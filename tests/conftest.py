@@ -44,10 +44,12 @@ def graded(zygote: Zygote) -> Callable[..., Report]:
 
 @pytest.fixture(autouse=True)
 def unit_tests_start_no_process(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A test not marked ``e2e`` fails if it starts a process (a grade's workers, a subprocess).
+    """A test not marked ``e2e`` fails if it uses the zygote or starts a process itself (a
+    grade's workers, a subprocess).
 
     That is what makes ``-m "not e2e"`` the fast selection, and keeps it so as tests are added:
-    the marker is checked, not trusted.
+    the marker is checked, not trusted. (A wider-scoped fixture of its own that starts one is set
+    up before this check: give such fixtures to e2e tests only.)
     """
     if request.node.get_closest_marker("e2e"):
         return
