@@ -333,7 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs",
         type=positive,
         default=2 * (os.cpu_count() or 1),
-        help="submissions graded at once (default: two per CPU; see the README's measurements)",
+        help="submissions graded at once (default: two per CPU; see the figures in benchmarks/RESULTS.md)",
     )
     add_grading(parser)
     return parser

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import CHECK_COUNT, ROOT
+import pytest
+from helpers import CHECK_COUNT, EXAMPLE, EXAMPLE_ID, ROOT, run
 from hypothesis import strategies as st
-from test_cli import run
 
 from grader import audit as audit_module
 from grader.api import builtin_checks
@@ -16,10 +16,6 @@ from grader.checks import check
 from grader.extensions import load
 from grader.report import CheckResult, Report
 from reference.mistakes import Mistake, catalogue
-
-EXAMPLE = ROOT / "tests" / "instructor_properties"
-EXAMPLE_ID = "advantages_permutation_equivariant"
-
 
 # --- the judgement, on made-up reports -------------------------------------------------------
 
@@ -164,6 +160,7 @@ def test_warnings_alone_pass_unless_strict():
 # --- the shipped rubric and the example property, on the session's grades -------------------
 
 
+@pytest.mark.e2e
 def test_the_shipped_rubric_passes_its_audit(graded):
     """Reuses the reports of test_grading (same files, default options): almost free."""
     mistakes = catalogue()
@@ -180,6 +177,7 @@ def test_the_shipped_rubric_passes_its_audit(graded):
     assert all(len(row) == CHECK_COUNT for row in data["matrix"].values())
 
 
+@pytest.mark.e2e
 def test_audit_shows_what_the_example_property_catches(graded):
     """The example check joins the shipped ones: graded alone on each file, with fewer examples,
     and merged into the cached reports of the built-in checks."""
@@ -201,6 +199,7 @@ def test_audit_shows_what_the_example_property_catches(graded):
 # --- the command ---------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_cli_audit_json_with_properties_on_a_subset():
     done = run(
         "audit",
@@ -233,6 +232,7 @@ def test_cli_audit_json_with_properties_on_a_subset():
     assert "audit: grading [4/4] strided_groups" in done.stderr
 
 
+@pytest.mark.e2e
 def test_cli_audit_fails_on_an_uncaught_mistake():
     done = run(
         "audit", "--only", "advantages_match_reference", "--mistakes", "sign_error", "--max-examples", 10
@@ -243,6 +243,7 @@ def test_cli_audit_fails_on_an_uncaught_mistake():
     assert "audit: FAILED (1 error, 1 warning)" in done.stdout
 
 
+@pytest.mark.e2e
 def test_cli_audit_unknown_mistake_is_a_usage_error():
     done = run("audit", "--mistakes", "sign_error,no_such_mistake")
     assert done.returncode == 2

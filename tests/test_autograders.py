@@ -16,8 +16,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import CHECK_COUNT, MISTAKES, ROOT, SUBMISSIONS
-from test_platforms import GRADESCOPE, PRAIRIELEARN
+from helpers import CHECK_COUNT, GRADESCOPE, HOSTILE, IS_ROOT, MISTAKES, PRAIRIELEARN, ROOT, SUBMISSIONS, WHY
 
 from grader import autograders
 from grader.bundle import build_gradescope
@@ -67,6 +66,7 @@ def run_autograder(bundle: Path, root: Path, files: dict[str, Path | str], **env
     return results
 
 
+@pytest.mark.e2e
 def test_the_zip_holds_what_gradescope_runs_and_nothing_that_gives_answers(bundle):
     names = {p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file()}
     assert {
@@ -86,6 +86,7 @@ def test_the_zip_holds_what_gradescope_runs_and_nothing_that_gives_answers(bundl
     assert setup.index("grader-src") < setup.index("hide_solution()")
 
 
+@pytest.mark.e2e
 def test_run_autograder_grades_the_submission_with_the_zips_grader(bundle, tmp_path, graded):
     results = run_autograder(bundle, tmp_path / "autograder", {"drgrpo.py": WRONG})
     assert results["score"] == graded(WRONG).score < 100
@@ -95,6 +96,7 @@ def test_run_autograder_grades_the_submission_with_the_zips_grader(bundle, tmp_p
     assert "no padding isolation" in padding["output"], padding["output"]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("files", "says"),
     [
@@ -121,12 +123,11 @@ def readable_bundle(bundle) -> Iterator[Path]:
     shutil.rmtree(where)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "name", ["read_solution_file", "use_mistake_catalogue", "fork_storm", "find_solution_copies"]
 )
 def test_hostile_files_lose_their_points_under_the_zips_grader_too(readable_bundle, tmp_path, name):
-    from test_hostile import HOSTILE, IS_ROOT, WHY
-
     if not IS_ROOT:
         pytest.skip(WHY)
     submission = {"drgrpo.py": HOSTILE / f"{name}.py"}
@@ -134,6 +135,7 @@ def test_hostile_files_lose_their_points_under_the_zips_grader_too(readable_bund
     assert len(results["tests"]) == CHECK_COUNT and results["score"] < 50
 
 
+@pytest.mark.e2e
 def test_run_autograder_writes_one_even_when_python_cannot_start(bundle, tmp_path):
     results = run_autograder(
         bundle, tmp_path / "autograder", {"drgrpo.py": WRONG}, DRGRPO_PYTHON="/nonexistent"
@@ -173,6 +175,7 @@ def run_prairielearn(root: Path, files: dict[str, Path]) -> dict:
     return results
 
 
+@pytest.mark.e2e
 def test_prairielearn_entry_point_keeps_the_attempt_when_nothing_can_be_graded(tmp_path):
     syntax = run_prairielearn(tmp_path / "syntax", {"drgrpo.py": SUBMISSIONS / "broken" / "syntax_error.py"})
     assert syntax["gradable"] is False and "SyntaxError" in syntax["format_errors"][0]
@@ -180,6 +183,7 @@ def test_prairielearn_entry_point_keeps_the_attempt_when_nothing_can_be_graded(t
     assert nothing["gradable"] is False and "no .py file" in nothing["format_errors"][0]
 
 
+@pytest.mark.e2e
 def test_bundle_checks_the_rubric_and_ships_it(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[checks.stats_keys]\nvisibility = 'never'\n")
@@ -213,6 +217,7 @@ WEAKER = [
 ]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("platform", ["gradescope", "prairielearn"])
 def test_a_weaker_sandbox_is_one_warning_line_in_the_staff_log(tmp_path, monkeypatch, capsys, platform):
     import functools

@@ -12,8 +12,8 @@ import subprocess
 import sys
 import time
 
-from conftest import CHECK_COUNT, MISTAKES, ROOT, SUBMISSIONS
-from test_report import validate
+import pytest
+from helpers import CHECK_COUNT, MISTAKES, ROOT, SUBMISSIONS, validate
 
 from grader import batch
 
@@ -32,6 +32,7 @@ def outcome(report: dict) -> tuple:
     return report["score"], [(c["id"], c["status"], c["score"]) for c in report["checks"]]
 
 
+@pytest.mark.e2e
 def test_batch_reports_each_submission_as_if_graded_alone(tmp_path, graded):
     folder = tmp_path / "submissions"
     for name, source in MIXED.items():
@@ -70,6 +71,7 @@ def test_batch_reports_each_submission_as_if_graded_alone(tmp_path, graded):
     assert rates == sorted(rates) and rates[0] < 100
 
 
+@pytest.mark.e2e
 def test_one_crashed_or_hung_grading_process_stops_nothing_else(tmp_path, monkeypatch):
     for name in ("crash.py", "hang.py", "ok.py"):
         (tmp_path / name).write_text("x = 1\n")
@@ -112,6 +114,7 @@ def test_inputs_are_checked_before_any_grading(tmp_path):
             raise AssertionError(f"{inputs} was accepted")
 
 
+@pytest.mark.e2e
 def test_a_function_that_hung_is_a_timeout_in_later_shared_runs_of_a_batch(tmp_path):
     """The batch draws the shared runs' inputs beforehand; a check of a later shared run whose
     function already hung is a timeout of the submission, not an internal error."""
@@ -136,6 +139,7 @@ def test_a_function_that_hung_is_a_timeout_in_later_shared_runs_of_a_batch(tmp_p
     assert all(c["status"] == "passed" for c in report["checks"] if c["target"] == "drgrpo_advantages")
 
 
+@pytest.mark.e2e
 def test_batch_grades_with_an_instructors_properties_too(tmp_path):
     folder = tmp_path / "submissions"
     folder.mkdir()

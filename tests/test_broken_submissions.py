@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from conftest import CHECK_COUNT, SUBMISSIONS
+import pytest
+from helpers import CHECK_COUNT, SUBMISSIONS
+
+pytestmark = pytest.mark.e2e
 
 BROKEN = SUBMISSIONS / "broken"
 

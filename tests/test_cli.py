@@ -3,33 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
-from conftest import CHECK_COUNT, MISTAKES, ROOT, SOLUTION, SUBMISSIONS
-from test_report import validate
+from helpers import CHECK_COUNT, FAST, MISTAKES, SOLUTION, SUBMISSIONS, run, validate
+
+pytestmark = pytest.mark.e2e
 
 WRONG = MISTAKES / "per_response_mean.py"
-FAST = ["--max-examples", "10"]
-
-
-def run(*args: object, cwd=ROOT, ci: bool | None = None) -> subprocess.CompletedProcess:
-    """``python -m grader ARGS``; ``ci`` sets or removes the CI variable (None: as it is)."""
-    env = dict(os.environ)
-    if ci is not None:
-        env.pop("CI", None)
-        if ci:
-            env["CI"] = "true"
-    return subprocess.run(
-        [sys.executable, "-m", "grader", *map(str, args)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def without_timings(report: dict) -> dict:

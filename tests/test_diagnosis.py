@@ -16,8 +16,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import MISTAKES as MISTAKE_FOLDER
-from conftest import ROOT, SOLUTION, SUBMISSIONS, TEMPLATE, fixtures
+from helpers import BIASED, HOSTILE, ROOT, SOLUTION, SUBMISSIONS, TEMPLATE, fixtures, run
+from helpers import MISTAKES as MISTAKE_FOLDER
 
 from grader import diagnosis, replay, reproduce, values, wire
 from grader.api import builtin_checks
@@ -48,6 +48,7 @@ def test_every_mistake_explains_itself_and_says_what_to_change():
         assert mistake.idea, mistake.id
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
 def test_each_mistake_is_named_on_every_check_it_fails(graded, mistake: Mistake):
     failing = not_passed(graded(mistake.path))
@@ -60,6 +61,7 @@ def test_each_mistake_is_named_on_every_check_it_fails(graded, mistake: Mistake)
         assert result.reproduce, result.id
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("path", NOT_CATALOGUED, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_other_bugs_get_no_diagnosis(graded, path):
     failing = not_passed(graded(path))
@@ -67,6 +69,7 @@ def test_other_bugs_get_no_diagnosis(graded, path):
     assert [c.id for c in failing if c.diagnosis] == []
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("path", NOT_WRONG, ids=lambda p: p.stem)
 def test_correct_submissions_get_no_diagnosis(graded, path):
     report = graded(path)
@@ -74,10 +77,9 @@ def test_correct_submissions_get_no_diagnosis(graded, path):
     assert all(c.diagnosis is None and c.reproduce is None for c in report.checks)
 
 
+@pytest.mark.e2e
 def test_the_bundled_length_biased_example_is_diagnosed(graded):
-    from conftest import ROOT
-
-    report = graded(ROOT / "examples" / "drgrpo_length_biased.py")
+    report = graded(BIASED)
     assert {c.diagnosis["id"] for c in not_passed(report)} == {"per_response_mean"}
     assert not report.solved and report.notes is None
 
@@ -110,6 +112,7 @@ def test_agreement_is_dtype_aware_and_strict_beyond_rounding():
     assert not replay._same(None, _tensor(np.ones(3)), 1e-4, "grad 1")
 
 
+@pytest.mark.e2e
 def test_text_report_shows_diagnosis_and_snippet(graded):
     text = render_text(graded(MISTAKE_FOLDER / "multiply_by_mask.py"))
     assert "diagnosis: padding multiplied by the mask (inf * 0 = nan)." in text
@@ -148,6 +151,7 @@ def _snippets(graded) -> list[tuple[str, str]]:
     return found
 
 
+@pytest.mark.e2e
 def test_snippets_run_and_replay_every_call(graded):
     snippets = _snippets(graded)
     assert len(snippets) == len(REPRODUCED)
@@ -221,8 +225,8 @@ def drgrpo_loss(logp, old_logp, ref_logp, mask, advantages, max_len, clip_eps=0.
 """
 
 
+@pytest.mark.e2e
 def test_reproduce_option_replays_the_call_of_the_message(tmp_path):
-    from test_cli import run
 
     done = run(
         MISTAKE_FOLDER / "per_response_mean.py",
@@ -251,8 +255,8 @@ def test_reproduce_option_replays_the_call_of_the_message(tmp_path):
     assert "drgrpo_advantages raised RuntimeError: not yet" in ran.stdout
 
 
+@pytest.mark.e2e
 def test_reproduce_option_shows_no_number_of_a_hidden_check():
-    from test_cli import run
 
     done = run(
         MISTAKE_FOLDER / "per_response_mean.py", "--reproduce", "loss_matches_reference", "--max-examples", 10
@@ -264,11 +268,10 @@ def test_reproduce_option_shows_no_number_of_a_hidden_check():
     )
 
 
+@pytest.mark.e2e
 def test_reproduce_option_judges_in_the_trusted_process():
     """A submission that patches every comparison it can reach still shows its own (wrong)
     values: what --reproduce prints about them is written by the grader, not by its code."""
-    from test_cli import run
-    from test_hostile import HOSTILE
 
     done = run(HOSTILE / "monkeypatch_comparisons.py", "--reproduce", "loss_equal_token_weights")
     assert done.returncode == 1, done.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import SOLUTION, TEMPLATE, fixtures
+from helpers import BIASED, CORRECT_EXAMPLE, SOLUTION, TEMPLATE, fixtures
 
 from grader.api import builtin_checks
 from reference.mistakes import Mistake, catalogue
@@ -19,6 +19,7 @@ def by_id(report):
     return {c.id: c for c in report.checks}
 
 
+@pytest.mark.e2e
 def test_reference_gets_full_marks(graded):
     report = graded(SOLUTION)
     assert report.internal_error is None
@@ -27,6 +28,7 @@ def test_reference_gets_full_marks(graded):
     assert all(c.examples >= 100 for c in report.checks)
 
 
+@pytest.mark.e2e
 def test_untouched_template_gets_zero_saying_not_implemented(graded):
     report = graded(TEMPLATE)
     assert report.score == 0
@@ -36,6 +38,7 @@ def test_untouched_template_gets_zero_saying_not_implemented(graded):
         assert "not implemented yet" in result.message
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("path", CORRECT, ids=[p.stem for p in CORRECT])
 def test_correct_variants_get_full_marks(graded, path):
     report = graded(path)
@@ -49,6 +52,7 @@ def test_there_are_enough_fixtures():
     assert len(MISTAKES) >= 20
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
 def test_each_mistake_loses_points_where_it_should(graded, mistake: Mistake):
     assert mistake.caught_by, "the mistake must name the checks that catch it"
@@ -70,6 +74,7 @@ def test_each_mistake_loses_points_where_it_should(graded, mistake: Mistake):
     assert report.score < report.max_score
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
 def test_failures_carry_a_readable_counterexample(graded, mistake: Mistake):
     for result in graded(mistake.path).checks:
@@ -81,12 +86,11 @@ def test_failures_carry_a_readable_counterexample(graded, mistake: Mistake):
         assert len(json.dumps(result.counterexample)) < 6000, result.id
 
 
+@pytest.mark.e2e
 def test_bundled_examples(graded):
-    from conftest import ROOT
-
-    correct = graded(ROOT / "examples" / "drgrpo_correct.py")
+    correct = graded(CORRECT_EXAMPLE)
     assert correct.score == correct.max_score
-    biased = by_id(graded(ROOT / "examples" / "drgrpo_length_biased.py"))
+    biased = by_id(graded(BIASED))
     assert biased["loss_equal_token_weights"].status == "failed"
     assert biased["advantages_match_reference"].status == "passed"
 
@@ -97,6 +101,7 @@ CORNERS = ("ratio_of_exponentials", "k3_clamped", "clipfrac_fixed_range")
 CORNER_MISTAKES = [m for m in MISTAKES if m.id in CORNERS]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 @pytest.mark.parametrize("mistake", CORNER_MISTAKES, ids=[m.id for m in CORNER_MISTAKES])
 def test_corner_mistakes_lose_points_under_every_seed(graded, mistake: Mistake, seed: int):
@@ -107,12 +112,14 @@ def test_corner_mistakes_lose_points_under_every_seed(graded, mistake: Mistake, 
 LOSS_MISTAKES = [m for m in MISTAKES if m.target == "drgrpo_loss"]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mistake", LOSS_MISTAKES, ids=[m.id for m in LOSS_MISTAKES])
 def test_every_loss_mistake_fails_a_check_the_student_sees_in_full(graded, mistake: Mistake):
     failed = [c for c in graded(mistake.path).checks if c.status != "passed"]
     assert [c.id for c in failed if c.visibility == "visible"], [c.id for c in failed]
 
 
+@pytest.mark.e2e
 def test_no_failure_reads_expected_nan_got_nan(graded):
     for mistake in MISTAKES:
         for result in graded(mistake.path).checks:
@@ -129,6 +136,7 @@ VALUE_ONLY = (
 )
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mistake_id", VALUE_ONLY)
 def test_the_structure_check_does_not_judge_values(graded, mistake_id: str):
     mistake = next(m for m in MISTAKES if m.id == mistake_id)
@@ -151,6 +159,7 @@ HINTS = [
 ]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("mistake_id", "check_id", "hint"), HINTS, ids=[f"{m}-{c}" for m, c, _ in HINTS])
 def test_the_hint_fits_the_failure(graded, mistake_id: str, check_id: str, hint: str):
     mistake = next(m for m in MISTAKES if m.id == mistake_id)

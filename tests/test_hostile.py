@@ -11,14 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CHECK_COUNT, ROOT, SUBMISSIONS
-from test_report import validate
+from helpers import CHECK_COUNT, HOSTILE, IS_ROOT, ROOT, SUBMISSIONS, WHY, validate
 
 from grader.api import grade
 from grader.render import render_json
-from grader.sandbox import SHARED_TEMPORARY, Limits, can_drop_privileges, cgroups_available, solution_copies
+from grader.sandbox import SHARED_TEMPORARY, Limits, cgroups_available, solution_copies
 
-HOSTILE = SUBMISSIONS / "hostile"
 # Unless student code runs as an unprivileged user (the grader is root, and Python and the
 # grader are installed where that user can read them), nothing stops these from reaching the
 # grader's files or processes.
@@ -39,8 +37,6 @@ NEEDS_ROOT = {
 # Attacks that only a minimal root for the worker stops: without one, where they succeed, the
 # report must say so (see the test of the report's claims).
 ADMITTED = {"find_solution_copies"}
-IS_ROOT = can_drop_privileges()
-WHY = "needs root, and Python and the grader readable by other users, to drop privileges"
 
 
 def snapshot() -> dict[str, str]:
@@ -194,6 +190,7 @@ def test_every_hostile_fixture_has_an_expectation():
     assert len(NAMES) >= 15
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", NAMES)
 def test_hostile_submission_gets_a_valid_report_with_points_off(graded, name):
     if name in NEEDS_ROOT and not IS_ROOT:
@@ -212,6 +209,7 @@ def test_hostile_submission_gets_a_valid_report_with_points_off(graded, name):
     assert snapshot() == before, "the submission changed the grader's files"
 
 
+@pytest.mark.e2e
 def test_the_plots_keep_to_their_time_budget(graded):
     """``--format html`` calls the student's functions about 110 more times: a submission slow
     only there is stopped by the plots' own budget, not after minutes."""
@@ -226,6 +224,7 @@ def test_the_plots_keep_to_their_time_budget(graded):
     validate(json.loads(render_json(report)))
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not (IS_ROOT and cgroups_available()), reason="needs root and a writable memory cgroup")
 def test_a_memory_cgroup_stops_what_the_address_space_limit_does_not_see(graded):
     """System V shared memory, once detached, is outside RLIMIT_AS: only the worker's own memory
@@ -243,6 +242,7 @@ def test_a_memory_cgroup_stops_what_the_address_space_limit_does_not_see(graded)
     assert not any("control group" in line for line in report.grader["sandbox"]["not_available"])
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not IS_ROOT, reason=WHY)
 def test_the_solution_is_hidden_from_the_unprivileged_user(graded):
     graded(HOSTILE / "read_solution_file.py")
@@ -253,6 +253,7 @@ def test_the_solution_is_hidden_from_the_unprivileged_user(graded):
     assert sandbox["solution_unreadable"] == (sandbox["minimal_root"] or solution_copies() == [])
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not IS_ROOT, reason=WHY)
 @pytest.mark.parametrize("minimal_root", [True, False], ids=["minimal-root", "host-root"])
 def test_the_report_claims_the_solution_unreadable_only_when_no_copy_is_reachable(zygote, minimal_root):
@@ -280,6 +281,7 @@ def test_the_report_claims_the_solution_unreadable_only_when_no_copy_is_reachabl
             assert report.checks[0].status == "passed"
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not IS_ROOT, reason=WHY)
 @pytest.mark.parametrize("namespaces", [True, False], ids=["namespaces", "no-namespaces"])
 def test_nothing_a_worker_leaves_outlives_the_grade(zygote, namespaces):
@@ -301,6 +303,7 @@ def test_nothing_a_worker_leaves_outlives_the_grade(zygote, namespaces):
         assert [row for row in rows if row.split()[0] == key] == []
 
 
+@pytest.mark.e2e
 def test_the_workers_of_a_grading_process_that_died_are_cleaned_up(zygote):
     """A batch kills a grading process that overruns; its workers must not outlive it."""
     link = zygote.connect()
@@ -332,12 +335,14 @@ def _running(pid: int) -> bool:
         return False
 
 
+@pytest.mark.e2e
 def test_workers_leave_no_directories_behind(graded, tmp_path):
     leftovers = set(Path("/tmp").glob("drgrpo-worker-*"))
     graded(HOSTILE / "keeps_references.py")
     assert set(Path("/tmp").glob("drgrpo-worker-*")) <= leftovers
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not IS_ROOT, reason=WHY)
 def test_processes_left_behind_are_killed(zygote):
     report = grade(HOSTILE / "escapes_session.py", zygote=zygote, only=["advantages_match_reference"])
@@ -354,6 +359,7 @@ def test_processes_left_behind_are_killed(zygote):
     assert state in ("gone", "Z"), f"the escaped process {pid} is still running ({state})"
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not IS_ROOT, reason=WHY)
 def test_nothing_is_written_to_the_shared_temporary_directories(zygote):
     leaks = [Path("/tmp/drgrpo-leaked-by-student"), Path("/dev/shm/drgrpo-leaked-by-student")]
@@ -365,6 +371,7 @@ def test_nothing_is_written_to_the_shared_temporary_directories(zygote):
     assert [leak for leak in leaks if leak.exists()] == []
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not IS_ROOT, reason=WHY)
 def test_without_namespaces_what_a_worker_left_in_shared_directories_is_removed(zygote):
     leaks = [Path("/tmp/drgrpo-leaked-by-student"), Path("/dev/shm/drgrpo-leaked-by-student")]
@@ -379,6 +386,7 @@ def test_without_namespaces_what_a_worker_left_in_shared_directories_is_removed(
     assert [leak for leak in leaks if leak.exists()] == []
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not IS_ROOT, reason=WHY)
 def test_a_submission_cannot_fill_the_disk(zygote):
     report = grade(HOSTILE / "fill_disk.py", zygote=zygote, only=["advantages_match_reference"])

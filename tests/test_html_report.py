@@ -6,12 +6,13 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import ROOT
+from helpers import BIASED
+from helpers import CORRECT_EXAMPLE as CORRECT
 
 from grader.render import render_html
 
-BIASED = ROOT / "examples" / "drgrpo_length_biased.py"
-CORRECT = ROOT / "examples" / "drgrpo_correct.py"
+pytestmark = pytest.mark.e2e
+
 OPTIONS = {"max_examples": 10, "visuals": True}
 
 

@@ -8,17 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import CHECK_COUNT, MISTAKES, ROOT, SOLUTION, TEMPLATE
-from test_cli import run
-from test_report import validate
+from helpers import CHECK_COUNT, EXAMPLE, EXAMPLE_ID, MISTAKES, ROOT, SOLUTION, TEMPLATE, run, validate
 
 import grader.authoring
 from grader.api import UsageError, builtin_checks
 from grader.extensions import all_checks, load
 from grader.render import FORMATS
 
-EXAMPLE = ROOT / "tests" / "instructor_properties"
-EXAMPLE_ID = "advantages_permutation_equivariant"
 STRIDED = MISTAKES / "strided_groups.py"  # groups every B-th reward: shuffling inside a group shows it
 
 HEADER = "from hypothesis import strategies as st\nfrom grader.authoring import LOSS, check\n\n"
@@ -148,6 +144,7 @@ def test_the_builtin_checks_are_written_with_the_public_api():
     assert all(hasattr(grader.authoring, name) for name in grader.authoring.__all__)
 
 
+@pytest.mark.e2e
 def test_the_example_is_graded_like_a_builtin_check_in_every_format(graded):
     checks = all_checks([EXAMPLE])
     only = (EXAMPLE_ID,)
@@ -170,6 +167,7 @@ def test_the_example_is_graded_like_a_builtin_check_in_every_format(graded):
     assert "advantages_permutation_equivariant" in FORMATS["text"](right)
 
 
+@pytest.mark.e2e
 def test_cli_grades_with_the_properties_and_lists_them():
     done = run(STRIDED, "--properties", EXAMPLE, "--max-examples", 20)
     assert done.returncode == 1, done.stderr
@@ -186,6 +184,7 @@ def test_cli_grades_with_the_properties_and_lists_them():
     assert EXAMPLE_ID in listed.stdout and f"{CHECK_COUNT + 1} checks, 102 points" in listed.stdout
 
 
+@pytest.mark.e2e
 def test_cli_broken_properties_exit_2_with_a_valid_report(tmp_path):
     path = write(tmp_path, "negative_points.py", declared("some_check", -1))
     done = run(SOLUTION, "--properties", path)

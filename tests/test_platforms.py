@@ -9,84 +9,13 @@ import xml.etree.ElementTree as ET
 
 import jsonschema
 import pytest
-from conftest import MISTAKES, ROOT, SUBMISSIONS
+from helpers import BIASED, GRADESCOPE, MISTAKES, PRAIRIELEARN, SOLUTION, SUBMISSIONS
 
 from grader import platforms
 from grader.render import render_text
 from grader.report import Report
 
-BIASED = ROOT / "examples" / "drgrpo_length_biased.py"
-VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}
-
-# Gradescope's "Autograder specifications", results.json: only the documented keys.
-GRADESCOPE = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["score", "tests"],
-    "properties": {
-        "score": {"type": "number"},
-        "execution_time": {"type": "number", "minimum": 0},
-        "output": {"type": "string"},
-        "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
-        "visibility": VISIBILITY,
-        "stdout_visibility": VISIBILITY,
-        "extra_data": {"type": "object"},
-        "tests": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["score", "max_score", "name", "status"],
-                "properties": {
-                    "score": {"type": "number", "minimum": 0},
-                    "max_score": {"type": "number", "minimum": 0},
-                    "name": {"type": "string", "minLength": 1},
-                    "number": {"type": "string"},
-                    "status": {"enum": ["passed", "failed"]},
-                    "output": {"type": "string"},
-                    "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
-                    "tags": {"type": "array", "items": {"type": "string"}},
-                    "visibility": VISIBILITY,
-                    "extra_data": {"type": "object"},
-                },
-            },
-        },
-    },
-}
-
-# PrairieLearn's "External grading", grading results: score in [0, 1] when gradable, format
-# errors (a string or strings) when not; tests as <pl-external-grader-results> renders them.
-PL_TEST = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["name", "points", "max_points"],
-    "properties": {
-        "name": {"type": "string"},
-        "description": {"type": "string"},
-        "points": {"type": "number", "minimum": 0},
-        "max_points": {"type": "number", "minimum": 0},
-        "message": {"type": "string"},
-        "output": {"type": "string"},
-    },
-}
-PRAIRIELEARN = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["gradable"],
-    "properties": {
-        "gradable": {"type": "boolean"},
-        "score": {"type": "number", "minimum": 0, "maximum": 1},
-        "message": {"type": "string"},
-        "output": {"type": "string"},
-        "format_errors": {
-            "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}]
-        },
-        "tests": {"type": "array", "items": PL_TEST},
-    },
-    "if": {"properties": {"gradable": {"const": True}}},
-    "then": {"required": ["score"]},
-    "else": {"required": ["format_errors"]},
-}
+pytestmark = pytest.mark.e2e
 
 
 def gradescope_of(report: Report) -> dict:
@@ -170,8 +99,6 @@ def test_the_four_formats_validate_and_agree_on_the_score(graded, path):
 
 
 def test_gradescope_and_prairielearn_unlock_the_notes_only_when_solved(graded):
-    from conftest import SOLUTION
-
     from grader.notes import NOTES
 
     solved, biased = graded(SOLUTION), graded(BIASED)

@@ -19,13 +19,12 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from conftest import MISTAKES, ROOT, SOLUTION, SUBMISSIONS
-from test_report import validate
+from helpers import MISTAKES, ROOT, SOLUTION, SUBMISSIONS, validate
 
 from grader import release
 from grader.api import builtin_checks
 
-pytestmark = pytest.mark.release
+pytestmark = [pytest.mark.release, pytest.mark.e2e]
 
 NEEDS_REFERENCE = {
     "advantages_match_reference",

@@ -4,22 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import CHECK_COUNT, MISTAKES, ROOT, SOLUTION, SUBMISSIONS, TEMPLATE
+from helpers import BIASED, CHECK_COUNT, MISTAKES, SOLUTION, SUBMISSIONS, TEMPLATE, validate
 
 from grader.render import printable, render_json, render_text
 from grader.visibility import for_students
 
-SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "grader" / "report.schema.json").read_text())
 
-
-def validate(report: dict) -> None:
-    jsonschema.Draft202012Validator(SCHEMA).validate(report)
-
-
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "path",
     [
@@ -39,6 +33,7 @@ def test_reports_match_the_schema(graded, path):
     assert sum(data["summary"].values()) == len(data["checks"]) == CHECK_COUNT
 
 
+@pytest.mark.e2e
 def test_the_schema_rejects_a_broken_report(graded):
     data = json.loads(render_json(graded(SOLUTION)))
     data["checks"][0]["status"] = "ok"
@@ -46,6 +41,7 @@ def test_the_schema_rejects_a_broken_report(graded):
         validate(data)
 
 
+@pytest.mark.e2e
 def test_text_report_shows_counterexample_expected_and_actual(graded):
     text = render_text(graded(MISTAKES / "multiply_by_mask.py"))
     assert "FAIL    loss_padding_isolated (0/7)" in text
@@ -54,12 +50,14 @@ def test_text_report_shows_counterexample_expected_and_actual(graded):
     assert "hint:" in text
 
 
+@pytest.mark.e2e
 def test_json_report_has_no_bare_nan(graded):
     text = render_json(graded(MISTAKES / "multiply_by_mask.py"))
     assert "NaN" not in text and "Infinity" not in text
     assert '"nan"' in text
 
 
+@pytest.mark.e2e
 def test_an_untouched_template_gets_one_line_per_function(graded):
     report = graded(TEMPLATE)
     text = render_text(report)
@@ -72,8 +70,9 @@ def test_an_untouched_template_gets_one_line_per_function(graded):
     assert hidden and all("not implemented yet" in c.message for c in hidden)
 
 
+@pytest.mark.e2e
 def test_a_half_done_attempt_fits_on_a_screen_and_explains_its_mistake_once(graded):
-    path = ROOT / "examples" / "drgrpo_length_biased.py"
+    path = BIASED
     text = render_text(graded(path))
     assert len(text.splitlines()) < 60
     assert text.count("what to change:") == 1
@@ -83,6 +82,7 @@ def test_a_half_done_attempt_fits_on_a_screen_and_explains_its_mistake_once(grad
     assert "explicit" not in text and "import torch" not in text  # the snippet only on request
 
 
+@pytest.mark.e2e
 def test_checks_that_end_in_the_same_error_point_to_the_first(graded):
     report = graded(SUBMISSIONS / "broken" / "raises_in_loss.py")
     text = render_text(report)
@@ -103,6 +103,7 @@ def test_printable_drops_what_a_terminal_would_obey():
     assert printable("kept\n\tas is: [[-0.5]]") == "kept\n\tas is: [[-0.5]]"
 
 
+@pytest.mark.e2e
 def test_a_submissions_output_cannot_forge_the_text_report(graded):
     forged = "\x1b[1A\x1b[2K\rdrgrpo-grader: 100/100\n"
     report = dataclasses.replace(graded(TEMPLATE), submission_output=forged)
@@ -111,6 +112,7 @@ def test_a_submissions_output_cannot_forge_the_text_report(graded):
     assert text.splitlines()[0].endswith(f"0/100 points ({CHECK_COUNT} error)")
 
 
+@pytest.mark.e2e
 def test_the_metadata_states_the_hypothesis_settings_in_force(graded):
     from grader.runner import grading_settings
 

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT
-from test_cli import FAST, run
+from helpers import BIASED, EXAMPLE, FAST, SOLUTION, run
 
 from grader import rubric
 from grader.api import UsageError, builtin_checks, grade, rubric_checks
-
-BIASED = ROOT / "examples" / "drgrpo_length_biased.py"
 
 
 @pytest.mark.parametrize(
@@ -49,11 +46,9 @@ def test_overrides_replace_points_and_visibility_and_drop_disabled_checks():
 
 
 def test_a_rubric_sets_instructor_checks_and_may_name_built_in_checks_not_graded():
-    from conftest import ROOT
-
     from grader.extensions import load
 
-    (extra,) = load([ROOT / "tests" / "instructor_properties"])
+    (extra,) = load([EXAMPLE])
     staff = rubric.parse(
         f'[checks.stats_keys]\npoints = 1\n[checks.{extra.id}]\nvisibility = "hidden"\n', "staff.toml"
     )
@@ -72,6 +67,7 @@ def test_the_default_rubric_hides_the_reference_comparisons_and_keeps_100_points
     assert rubric_checks(rubric.Rubric()).checks == builtin_checks()
 
 
+@pytest.mark.e2e
 def test_a_grade_follows_the_rubric(tmp_path, zygote):
     path = tmp_path / "rubric.toml"
     path.write_text("[checks.loss_equal_token_weights]\npoints = 20\n[checks.stats_keys]\nenabled = false\n")
@@ -84,9 +80,8 @@ def test_a_grade_follows_the_rubric(tmp_path, zygote):
         grade(BIASED, rubric=path, only=["stats_keys"], zygote=zygote)
 
 
+@pytest.mark.e2e
 def test_solved_means_every_check_the_rubric_grades_passed(tmp_path, zygote):
-    from conftest import SOLUTION
-
     kept = ("advantages_scale_linear", "advantages_shift_invariant")
     path = tmp_path / "rubric.toml"
     dropped = [c.id for c in builtin_checks() if c.id not in kept]
@@ -97,6 +92,7 @@ def test_solved_means_every_check_the_rubric_grades_passed(tmp_path, zygote):
     assert partial.score == partial.max_score and not partial.solved and partial.notes is None
 
 
+@pytest.mark.e2e
 def test_cli_rubric_errors_exit_2_with_the_message(tmp_path):
     path = tmp_path / "rubric.toml"
     path.write_text("[checks.stats_keys]\npoints = -2\n")
