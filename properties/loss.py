@@ -206,9 +206,10 @@ def loss_kl_term(student, batch: LossBatch) -> None:
     """With all advantages 0, each valid token adds beta * k3 to the loss, k3 = exp(ref - logp)
     - (ref - logp) - 1, and beta * (1 - exp(ref - logp)) to the gradient, weighed as on-policy
     (1 / (N * max_len))."""
-    weights = _own_weights(student, batch.with_padding("zero"))
+    batch = batch.with_padding("zero")
+    weights = _own_weights(student, batch)
     beta = batch.beta or 0.1  # the KL term must weigh something
-    batch = replace(batch.with_padding("zero"), advantages=torch.zeros_like(batch.advantages), beta=beta)
+    batch = replace(batch, advantages=torch.zeros_like(batch.advantages), beta=beta)
     result = unpack_loss(call_loss(student, batch))
     loss = loss_value(result)  # a loss that is not a number fails before its gradient is asked for
     logp, _, ref, _ = _batch_scores(batch)

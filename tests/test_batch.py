@@ -13,7 +13,7 @@ import sys
 import time
 
 import pytest
-from helpers import CHECK_COUNT, MISTAKES, ROOT, SUBMISSIONS, validate
+from helpers import CHECK_COUNT, MISTAKES, ROOT, SUBMISSIONS, run, validate
 
 from grader import batch
 
@@ -122,14 +122,7 @@ def test_a_function_that_hung_is_a_timeout_in_later_shared_runs_of_a_batch(tmp_p
     folder.mkdir()
     shutil.copyfile(SUBMISSIONS / "hostile" / "infinite_loop.py", folder / "loop.py")
     out = tmp_path / "out"
-    command = ["batch", folder, "-o", out, "--max-examples", FAST]
-    done = subprocess.run(
-        [sys.executable, "-m", "grader", *map(str, command)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = run("batch", folder, "-o", out, "--max-examples", FAST)
     assert done.returncode == 0, done.stderr
     report = json.loads((out / "reports" / "loop.py.json").read_text())
     validate(report)
@@ -146,14 +139,7 @@ def test_batch_grades_with_an_instructors_properties_too(tmp_path):
     shutil.copyfile(MISTAKES / "strided_groups.py", folder / "strided.py")
     out = tmp_path / "out"
     properties = ROOT / "tests" / "instructor_properties"
-    command = ["batch", folder, "-o", out, "--max-examples", FAST, "--properties", properties]
-    done = subprocess.run(
-        [sys.executable, "-m", "grader", *map(str, command)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = run("batch", folder, "-o", out, "--max-examples", FAST, "--properties", properties)
     assert done.returncode == 0, done.stderr
     report = json.loads((out / "reports" / "strided.py.json").read_text())
     validate(report)
