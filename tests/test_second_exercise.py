@@ -5,7 +5,6 @@ in ``grader/`` names it, so these tests hold the seam of issue #12 open.
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 
@@ -13,23 +12,19 @@ import pytest
 from helpers import ROOT, run, validate
 
 from tests.exercises.grpo_token.exercise import EXERCISE
+from tests.exercises.grpo_token.mistakes import Mistake, catalogue
 
 SPEC = "tests.exercises.grpo_token.exercise:EXERCISE"
 FOLDER = ROOT / "tests" / "exercises" / "grpo_token"
 REFERENCE = FOLDER / "reference.py"
 TEMPLATE = FOLDER / "template.py"
 CORRECT = (REFERENCE, FOLDER / "submissions" / "correct.py")
-MISTAKES = tuple(sorted((FOLDER / "mistakes").glob("[a-z]*.py")))
+MISTAKES = catalogue()
 CHECK_IDS = (
     "token_objective_matches_reference",
     "token_objective_on_policy",
     "token_objective_ignores_padding",
 )
-
-
-def caught_by(path: Path) -> tuple[str, ...]:
-    """The checks a wrong submission declares it must lose (its ``CAUGHT_BY``)."""
-    return importlib.import_module(f"tests.exercises.grpo_token.mistakes.{path.stem}").CAUGHT_BY
 
 
 def graded(path: Path) -> dict:
@@ -53,8 +48,8 @@ def test_the_exercise_declares_three_checks_on_its_one_function():
 
 
 def test_every_check_has_a_wrong_submission_that_it_must_catch():
-    declared = [check for path in MISTAKES for check in caught_by(path)]
-    assert set(declared) == set(CHECK_IDS)
+    assert {check for mistake in MISTAKES for check in mistake.caught_by} == set(CHECK_IDS)
+    assert all(m.target in EXERCISE.functions and m.name and m.explanation and m.fix for m in MISTAKES)
 
 
 @pytest.mark.e2e
@@ -69,14 +64,14 @@ def test_correct_files_get_full_marks_through_the_cli(path):
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("path", MISTAKES, ids=[p.stem for p in MISTAKES])
-def test_each_mistake_loses_exactly_its_checks_through_the_cli(path):
-    report = graded(path)
-    failing = not_passed(report)
-    assert set(failing) == set(caught_by(path)), failing
-    assert all(
-        c["status"] == "failed" and c["error_source"] is None for c in report["checks"] if c["id"] in failing
-    )
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[m.id for m in MISTAKES])
+def test_each_mistake_loses_exactly_its_checks_and_is_named(mistake: Mistake):
+    report = graded(mistake.path)
+    failing = {c["id"]: c for c in report["checks"] if c["status"] != "passed"}
+    assert set(failing) == set(mistake.caught_by), not_passed(report)
+    for check in failing.values():
+        assert check["status"] == "failed" and check["error_source"] is None and check["message"]
+        assert check["diagnosis"]["id"] == mistake.id, check["id"]
     assert report["internal_error"] is None and not report["solved"]
 
 
