@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, run, validate
 
+from grader.api import grade
 from tests.exercises.grpo_token.exercise import EXERCISE
 from tests.exercises.grpo_token.mistakes import Mistake, catalogue
 
@@ -82,3 +83,35 @@ def test_the_template_gets_zero_saying_not_implemented():
     for check in report["checks"]:
         assert check["status"] == "error" and check["error_source"] == "submission", check["id"]
         assert "not implemented yet" in check["message"]
+
+
+@pytest.mark.e2e
+def test_grade_takes_the_exercise(zygote):
+    right = grade(CORRECT[1], zygote=zygote, exercise=EXERCISE)
+    assert [c.id for c in right.checks] == list(CHECK_IDS)
+    assert right.score == right.max_score == 10 and right.notes == EXERCISE.notes
+    mistake = next(m for m in MISTAKES if m.id == "mask_multiplied")
+    wrong = grade(mistake.path, zygote=zygote, exercise=EXERCISE)
+    assert [c.id for c in wrong.checks if c.status != "passed"] == list(mistake.caught_by)
+
+
+@pytest.mark.e2e
+def test_the_environment_variable_names_the_exercise_too(monkeypatch):
+    monkeypatch.setenv("GRADER_EXERCISE", SPEC)
+    process = run("--list")
+    assert process.returncode == 0, process.stderr
+    assert [line.split()[0] for line in process.stdout.splitlines()[1:4]] == list(CHECK_IDS)
+    assert "3 checks, 10 points" in process.stdout
+
+
+@pytest.mark.e2e
+def test_the_audit_finds_every_check_right_and_useful():
+    process = run("audit", "--exercise", SPEC, "--format", "json")
+    audit = json.loads(process.stdout)
+    assert process.returncode == 0 and audit["ok"] and audit["findings"] == [], audit["findings"]
+    assert {row["id"]: (row["reference"], row["template"]) for row in audit["checks"]} == dict.fromkeys(
+        CHECK_IDS, ("passed", "error")
+    )
+    assert {m["id"]: set(m["caught_by"]) for m in audit["mistakes"]} == {
+        m.id: set(m.caught_by) for m in MISTAKES
+    }
