@@ -6,6 +6,7 @@ in ``grader/`` names it, so these tests hold the seam of issue #12 open.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,17 @@ def test_the_audit_finds_every_check_right_and_useful():
     assert {m["id"]: set(m["caught_by"]) for m in audit["mistakes"]} == {
         m.id: set(m.caught_by) for m in MISTAKES
     }
+
+
+@pytest.mark.e2e
+def test_reproduce_replays_a_failing_call_of_this_exercise():
+    """The command a student is told to run names the exercise, and replays the failing calls."""
+    mistake = next(m for m in MISTAKES if m.id == "mask_multiplied")
+    text = run("--exercise", SPEC, mistake.path, "--format", "text").stdout
+    (command,) = [line.strip() for line in text.splitlines() if "--reproduce" in line]
+    assert command.startswith("python -m grader ") and SPEC in command, command
+    done = run(*shlex.split(command.removeprefix("python -m grader ")))
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("FAILED token_objective_ignores_padding: with ")
+    assert "SUBMISSION = " in done.stdout
+    assert "call 1 of 2: grpo_token_objective" in done.stdout.split("as the grader saw them:")[1]
