@@ -101,7 +101,7 @@ def test_the_release_holds_no_secret_file_and_no_line_of_the_answer(installed):
     assert "drgrpo.py" in files and "reference/provided.py" in files and "grader/cli.py" in files
     assert {f for f in files if f.startswith("properties/")} == {
         f"properties/{p.name}" for p in (ROOT / "properties").glob("*.py")
-    }
+    } | {"properties/rubric.toml"}
     for secret in ("reference/solution.py", "grader/diagnosis.py", "grader/audit.py"):
         assert secret not in files
     assert not [f for f in files if f.startswith(("reference/mistakes", "tests/", "examples/"))]
