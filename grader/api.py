@@ -17,8 +17,9 @@ import torch
 
 import grader
 from grader import notes, parallel
-from grader.checks import Check, collect
+from grader.checks import Check
 from grader.errors import UsageError
+from grader.exercise import Exercise, load
 from grader.recording import Recording
 from grader.report import Report
 from grader.rubric import Rubric, RubricError, default_rubric, load_rubric
@@ -26,11 +27,11 @@ from grader.runner import grading_settings, run_checks
 from grader.sandbox import Limits, Zygote, ZygoteLink, cut_output, protections
 from grader.student import Student
 from grader.visuals import collect as collect_visuals
-from properties import MODULES
 
 
-def builtin_checks() -> tuple[Check, ...]:
-    return collect(MODULES)
+def builtin_checks(exercise: Exercise | None = None) -> tuple[Check, ...]:
+    """The exercise's own checks (default: ``grader.exercise.load()``'s)."""
+    return (exercise or load()).checks()
 
 
 @dataclass(frozen=True)
@@ -42,17 +43,20 @@ class RubricApplied:
 
 
 def rubric_checks(
-    rubric: Rubric | str | Path | None = None, checks: Sequence[Check] | None = None
+    rubric: Rubric | str | Path | None = None,
+    checks: Sequence[Check] | None = None,
+    exercise: Exercise | None = None,
 ) -> RubricApplied:
     """The one place where a rubric is applied, before any grading: to ``checks`` (default: the
-    built-in ones; ``grader.extensions.all_checks`` adds an instructor's, which a rubric can
-    then set too)."""
+    exercise's own; ``grader.extensions.all_checks`` adds an instructor's, which a rubric can
+    then set too). ``rubric`` None is the exercise's default rubric."""
+    exercise = exercise or load()
     try:
         if rubric is None:
-            rubric = default_rubric()
+            rubric = default_rubric(exercise)
         elif not isinstance(rubric, Rubric):
             rubric = load_rubric(rubric)
-        builtin = builtin_checks()
+        builtin = builtin_checks(exercise)
         known = [c.id for c in builtin]  # a rubric may name a built-in check not graded here
         return RubricApplied(rubric.apply(builtin if checks is None else checks, known), rubric.source)
     except RubricError as error:
@@ -83,6 +87,7 @@ def grade(
     visuals: bool = False,
     rubric: Rubric | str | Path | None = None,
     recording: Recording | None = None,
+    exercise: Exercise | None = None,
 ) -> Report:
     """Grade one submission file. Never raises for anything the submission does.
 
@@ -91,7 +96,8 @@ def grade(
     None for the packaged default; ``Rubric()`` grades by the declarations alone), of which
     ``only`` selects some. ``visuals``: also compute the plots' data with the student's functions
     (``Report.visuals``, for the HTML report). ``recording``: inputs drawn beforehand for a batch
-    (``grader.recording``); it changes no result, only skips drawing them again.
+    (``grader.recording``); it changes no result, only skips drawing them again. ``exercise``:
+    what is graded (default: ``grader.exercise.load()``, Dr. GRPO unless configured otherwise).
 
     Raises ``UsageError`` for a missing file, an unknown check id or a bad rubric. Any failure of
     the grader itself still returns a valid report, with ``internal_error`` set.
@@ -103,7 +109,8 @@ def grade(
     if max_examples < 1:
         raise UsageError(f"--max-examples must be at least 1, got {max_examples}")
     limits = limits or Limits()
-    chosen = rubric_checks(rubric, checks)
+    exercise = exercise or load()
+    chosen = rubric_checks(rubric, checks, exercise)
     checks = select(chosen.checks, only)
     meta = _metadata(seed, max_examples, limits)
     meta["rubric"] = chosen.source
@@ -119,13 +126,16 @@ def grade(
             max_examples=max_examples,
             deadline=deadline,
             recording=recording,
+            exercise=exercise,
         )
-        ran = parallel.run_sharded(checks, run, zygote, jobs)
+        ran = parallel.run_sharded(checks, run, zygote, jobs, exercise.costs)
         meta["sandbox"] = protections(limits, isolated=ran.isolated, minimal_root=ran.minimal_root)
         output = cut_output(ran.output, limits.output_bytes)  # the shards' outputs together
         # Required: every check the rubric grades (instructor ones too); --only never solves it.
         done = notes.solved(ran.results, [c.id for c in chosen.checks])
-        pictures = collect_visuals(zygote, os.path.abspath(path), limits, deadline) if visuals else None
+        pictures = (
+            collect_visuals(exercise, zygote, os.path.abspath(path), limits, deadline) if visuals else None
+        )
         meta["total_time_s"] = round(time.monotonic() - started, 3)
         return Report(
             str(submission),
@@ -134,7 +144,7 @@ def grade(
             output,
             ran.load_error,
             solved=done,
-            notes=notes.NOTES if done else None,
+            notes=(exercise.notes or None) if done else None,
             visuals=pictures,
         )
     except Exception as error:
@@ -163,9 +173,10 @@ def _run_shard(
     max_examples: int,
     deadline: float,
     recording: Recording | None = None,
+    exercise: Exercise,
 ) -> parallel.ShardResult:
     """Run some checks against one worker of the submission."""
-    student = Student(link, path, limits)
+    student = Student(link, path, limits, exercise)
     try:
         results = run_checks(
             checks, student, seed=seed, max_examples=max_examples, deadline=deadline, recording=recording

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -30,12 +31,10 @@ from grader.errors import UsageError
 
 if TYPE_CHECKING:
     from grader.checks import Check
+    from grader.exercise import Exercise
     from grader.report import Report
-    from reference.mistakes import Mistake
 
-ROOT = Path(__file__).resolve().parent.parent
-SOLUTION = ROOT / "reference" / "solution.py"
-TEMPLATE = ROOT / "student_template" / "drgrpo.py"
+Mistake = Any  # a catalogued mistake (see grader.diagnosis)
 AUDIT_VERSION = "1.0"
 # A cell of the matrix: how the check ended on the mistake's submission.
 # ``grader_error``: the grader or the check's own code broke (not a catch); ``missing``: no result.
@@ -153,13 +152,18 @@ def audit(
     grade: Callable[[Path], Report],
     mistakes: Sequence[Mistake] | None = None,
     progress: Callable[[str], None] | None = None,
+    exercise: Exercise | None = None,
 ) -> Audit:
-    """Grade the reference, the template and each mistake with ``grade`` (which must run
-    ``checks``), and judge the checks by the results."""
-    from reference.mistakes import catalogue
+    """Grade the reference, the template and each mistake of ``exercise`` (default: the
+    configured one) with ``grade`` (which must run ``checks``), and judge the checks by the
+    results."""
+    from grader.exercise import load
 
-    mistakes = tuple(catalogue() if mistakes is None else mistakes)
-    subjects = [("reference", SOLUTION), ("template", TEMPLATE)] + [(m.id, m.path) for m in mistakes]
+    exercise = exercise or load()
+    mistakes = tuple(_catalogue(exercise) if mistakes is None else mistakes)
+    solution = _source(exercise.solution)
+    template = exercise.path(exercise.template)
+    subjects = [("reference", solution), ("template", template)] + [(m.id, m.path) for m in mistakes]
     reports: dict[str, Report] = {}
     graded: dict[str, dict[str, str]] = {}
     findings: list[Finding] = []
@@ -308,6 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
         "check catches and checks that catch nothing. Exit code 1 when the reference fails a check "
         "or a mistake goes uncaught (with --strict, on any finding).",
     )
+    options.add_exercise(parser)
     options.add_properties(parser)
     parser.add_argument("--format", choices=tuple(FORMATS), default="text", help="default: text")
     options.add_output(parser, "write the audit to FILE, not stdout")
@@ -323,15 +328,27 @@ def _ids(text: str) -> list[str]:
     return [item for item in text.split(",") if item]
 
 
-def _chosen_mistakes(ids: Sequence[str] | None) -> tuple[Mistake, ...]:
-    from reference.mistakes import catalogue
+def _source(module: str) -> Path:
+    """The file of the exercise's reference solution."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise UsageError(f"the reference solution {module} is not installed here")
+    return Path(spec.origin)
 
-    known = catalogue()
+
+def _catalogue(exercise: Exercise) -> tuple[Mistake, ...]:
+    from grader.exercise import resolve
+
+    return tuple(resolve(exercise.catalogue).catalogue()) if exercise.catalogue else ()
+
+
+def _chosen_mistakes(exercise: Exercise, ids: Sequence[str] | None) -> tuple[Mistake, ...]:
+    known = _catalogue(exercise)
     if not ids:
         return known
     unknown = sorted(set(ids) - {m.id for m in known})
     if unknown:
-        raise UsageError(f"unknown mistake id(s): {', '.join(unknown)} (see reference/mistakes/)")
+        raise UsageError(f"unknown mistake id(s): {', '.join(unknown)} (see {exercise.catalogue})")
     return tuple(m for m in known if m.id in set(ids))
 
 
@@ -342,22 +359,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     zygote = Zygote()  # first: it imports torch on the other core while we do
     try:
         from grader.api import grade, select
+        from grader.exercise import load
         from grader.extensions import all_checks
 
         try:
-            checks = select(all_checks(args.properties), args.only)
-            mistakes = _chosen_mistakes(args.mistakes)
+            exercise = load(args.exercise)
+            checks = select(all_checks(args.properties, exercise), args.only)
+            mistakes = _chosen_mistakes(exercise, args.mistakes)
         except UsageError as error:
             print(f"python -m grader audit: error: {error}", file=sys.stderr)
             return options.EXIT_GRADER
 
         def grade_one(path: Path) -> Report:
-            return grade(path, seed=args.seed, max_examples=args.max_examples, zygote=zygote, checks=checks)
+            return grade(
+                path,
+                seed=args.seed,
+                max_examples=args.max_examples,
+                zygote=zygote,
+                checks=checks,
+                exercise=exercise,
+            )
 
         def progress(text: str) -> None:
             print(f"audit: grading {text}", file=sys.stderr, flush=True)
 
-        result = audit(checks, grade=grade_one, mistakes=mistakes, progress=progress)
+        result = audit(checks, grade=grade_one, mistakes=mistakes, progress=progress, exercise=exercise)
     finally:
         zygote.close()
     from grader.render import emit

@@ -9,11 +9,12 @@ Gradescope puts the student's files in ``/autograder/submission`` and reads
 ``/grade/student`` and reads ``/grade/results/results.json``. The roots can be moved with
 ``AUTOGRADER_ROOT`` and ``GRADE_ROOT`` (the tests run both layouts in a temporary directory).
 
-The submission is the one ``.py`` file found (at any depth); with several, the one named
-``drgrpo.py`` (the template's name). No file, or several with none of them ``drgrpo.py``, is
-the student's mistake: Gradescope gets 0 points and the reason, PrairieLearn ``gradable:
-false``, so that no attempt is lost. The results file is written whole or not at all (a temporary
-file renamed), and a failure of the grader itself still writes one.
+The submission is the one ``.py`` file found (at any depth); with several, the one named as
+the exercise's template (``Exercise.submission_name``, ``drgrpo.py`` for Dr. GRPO). No file, or
+several with none of them so named, is the student's mistake: Gradescope gets 0 points and the
+reason, PrairieLearn ``gradable: false``, so that no attempt is lost. The results file is
+written whole or not at all (a temporary file renamed), and a failure of the grader itself
+still writes one.
 """
 
 from __future__ import annotations
@@ -28,9 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grader.exercise import load
 from grader.options import EXIT_GRADER, EXIT_PASSED, add_rubric
-
-EXPECTED_NAME = "drgrpo.py"
 
 
 @dataclass(frozen=True)
@@ -55,18 +55,20 @@ class NoSubmission(Exception):
     """The student submitted no gradable file; the message says what to do."""
 
 
-def find_submission(folder: Path) -> Path:
-    """The one Python file in ``folder`` (see the module's doc)."""
+def find_submission(folder: Path, expected: str | None = None) -> Path:
+    """The one Python file in ``folder`` (see the module's doc); ``expected`` is the name to
+    prefer among several (default: the exercise's, ``Exercise.submission_name``)."""
+    expected = expected or load().submission_name
     found = sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts) if folder.is_dir() else []
     if len(found) == 1:
         return found[0]
-    named = [p for p in found if p.name == EXPECTED_NAME]
+    named = [p for p in found if p.name == expected]
     if len(named) == 1:
         return named[0]
     if not found:
-        raise NoSubmission(f"no .py file was submitted: submit your {EXPECTED_NAME}")
+        raise NoSubmission(f"no .py file was submitted: submit your {expected}")
     names = ", ".join(p.relative_to(folder).as_posix() for p in found)
-    raise NoSubmission(f"several .py files were submitted ({names}): submit only your {EXPECTED_NAME}")
+    raise NoSubmission(f"several .py files were submitted ({names}): submit only your {expected}")
 
 
 def write_atomically(path: Path, data: dict[str, Any]) -> None:

@@ -38,6 +38,7 @@ from grader.rubric import Rubric
 
 if TYPE_CHECKING:
     from grader.checks import Check
+    from grader.exercise import Exercise
 
 # Seconds a grading process may take beyond the grade's own time budget before it is killed.
 GRACE_S = 120.0
@@ -81,8 +82,9 @@ class Settings:
 
     seed: int = 0
     max_examples: int = 100
-    rubric: Rubric | None = None  # None: the packaged default; read once, before any fork
-    checks: tuple[Check, ...] | None = None  # None: the built-in ones; with --properties, loaded once
+    rubric: Rubric | None = None  # None: the exercise's default; read once, before any fork
+    checks: tuple[Check, ...] | None = None  # None: the exercise's; with --properties, loaded once
+    exercise: Exercise | None = None  # None: the configured one (grader.exercise.load)
 
 
 @dataclass
@@ -212,7 +214,7 @@ def _record(settings: Settings) -> Recording:
     the shared runs' inputs once for the whole batch (``grader.recording``)."""
     from grader import api
 
-    checks = api.rubric_checks(settings.rubric, settings.checks).checks
+    checks = api.rubric_checks(settings.rubric, settings.checks, settings.exercise).checks
     return record(checks, seed=settings.seed, max_examples=settings.max_examples)
 
 
@@ -232,6 +234,7 @@ def _grade(  # pragma: no cover - runs in the child
         zygote=link,
         jobs=1,
         recording=recording,
+        exercise=settings.exercise,
     )
     return render_json(report).encode()
 
@@ -347,17 +350,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
     from grader.api import rubric_checks
+    from grader.exercise import load
     from grader.extensions import all_checks
     from grader.rubric import default_rubric, load_rubric
 
     try:
-        rubric = load_rubric(args.rubric) if args.rubric else default_rubric()
-        checks = all_checks(args.properties) if args.properties else None
-        check_ids = [c.id for c in rubric_checks(rubric, checks).checks]
+        exercise = load(args.exercise)
+        rubric = load_rubric(args.rubric) if args.rubric else default_rubric(exercise)
+        checks = all_checks(args.properties, exercise) if args.properties else None
+        check_ids = [c.id for c in rubric_checks(rubric, checks, exercise).checks]
     except ValueError as error:  # a UsageError or a RubricError
         parser.error(str(error))
     args.output.mkdir(parents=True, exist_ok=True)
-    settings = Settings(seed=args.seed, max_examples=args.max_examples, rubric=rubric, checks=checks)
+    settings = Settings(
+        seed=args.seed, max_examples=args.max_examples, rubric=rubric, checks=checks, exercise=exercise
+    )
     started = time.monotonic()
     with Pool(settings, args.jobs) as pool:
         graded = pool.run(submissions, Progress(len(submissions), sys.stderr))

@@ -7,11 +7,11 @@ The zip holds ``setup.sh`` (run once when the image is built: a venv, the CPU bu
 first, then the grader from the zip's own copy), ``run_autograder`` (run per submission:
 ``python -m grader.autograders gradescope``, after writing a results file that says the grader
 failed, so that one exists even if Python cannot start), and ``grader-src/``: only what grading
-needs (the ``grader``, ``properties`` and ``reference`` packages, ``pyproject.toml`` and the
-README). The reference solution and the mistake catalogue (which names a failing student's
+needs (the ``grader`` package and the exercise's, ``Exercise.packages``, ``pyproject.toml`` and
+the README). The reference solution and the mistake catalogue (which names a failing student's
 mistake) ship too, and ``setup.sh`` makes them root-only once installed. No tests or examples:
 their correct variants would be readable on the image. ``--rubric`` is checked now and shipped
-as the packaged default rubric.
+as the exercise's default rubric.
 """
 
 from __future__ import annotations
@@ -23,12 +23,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from grader.errors import UsageError
+from grader.exercise import Exercise, load
 from grader.options import EXIT_PASSED, add_rubric
-from grader.rubric import DEFAULT_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = "grader-src"
-PACKAGES = ("grader", "properties", "reference")
 DATA = ("*.py", "*.json", "*.toml")
 
 SETUP_SH = """\
@@ -48,7 +47,7 @@ fi
 "$home/venv/bin/python" -m pip install --quiet "$here/grader-src"
 # Student code runs as other users: the installed solution and mistake catalogue, and the zip's
 # copy, are root's alone (grades would do the former too; the image should not wait for one).
-"$home/venv/bin/python" -c 'from grader.sandbox import hide_solution; hide_solution()'
+"$home/venv/bin/python" -c 'from grader.student import hide_secrets; hide_secrets()'
 chmod -R go-rwx "$here"
 """
 
@@ -74,11 +73,12 @@ AUTOGRADER_ROOT="$root" "$python" -m grader.autograders gradescope
 """
 
 
-def shipped_files(root: Path = ROOT) -> Iterator[tuple[Path, str]]:
+def shipped_files(exercise: Exercise | None = None, root: Path = ROOT) -> Iterator[tuple[Path, str]]:
     """(file, name in the zip) for the grader's own copy."""
+    exercise = exercise or load()
     yield root / "pyproject.toml", f"{SOURCE}/pyproject.toml"
     yield root / "README.md", f"{SOURCE}/README.md"
-    for package in PACKAGES:
+    for package in ("grader", *exercise.packages):
         for pattern in DATA:
             for path in sorted((root / package).rglob(pattern)):
                 relative = path.relative_to(root).as_posix()
@@ -95,19 +95,21 @@ def _add(archive: zipfile.ZipFile, name: str, data: bytes, *, executable: bool =
     archive.writestr(info, data)
 
 
-def build_gradescope(out: Path, rubric: Path | None = None) -> list[str]:
+def build_gradescope(out: Path, rubric: Path | None = None, exercise: Exercise | None = None) -> list[str]:
     """Write the zip; the names it holds."""
-    default = f"{SOURCE}/grader/rubrics/{DEFAULT_NAME}"
+    exercise = exercise or load()
+    default = f"{SOURCE}/{exercise.rubric}"
     staff = None
     if rubric is not None:
         from grader.api import rubric_checks
 
-        rubric_checks(rubric)  # a bad rubric is refused now (UsageError), not at a student's grade
+        # A bad rubric is refused now (UsageError), not at a student's grade.
+        rubric_checks(rubric, exercise=exercise)
         staff = rubric.read_bytes()
     with zipfile.ZipFile(out, "w") as archive:
         _add(archive, "setup.sh", SETUP_SH.encode(), executable=True)
         _add(archive, "run_autograder", RUN_AUTOGRADER.encode(), executable=True)
-        for path, name in shipped_files():
+        for path, name in shipped_files(exercise):
             _add(archive, name, staff if (staff is not None and name == default) else path.read_bytes())
         return archive.namelist()
 

@@ -4,13 +4,15 @@ A check is a function of the ``Student`` and of values drawn by Hypothesis::
 
     REWARDS = Inputs("rewards", batch=reward_batches(), shift=st.sampled_from((1.0, -3.0)))
 
-    @check(target="drgrpo_advantages", points=4, inputs=REWARDS)
+    @check(target="advantages", points=4, inputs=REWARDS)
     def advantages_shift_invariant(student, batch, shift):
         \"\"\"Adding the same number to every reward leaves the advantages unchanged.\"\"\"
         ...
 
 The id is the function's name; the docstring's first paragraph is the sentence a student
-reads. The function takes the drawn values it names (here ``batch`` and ``shift``). Checks that
+reads. The target is the student's function the check is about, one of the exercise's
+(``Exercise.functions``, checked when the exercise collects it). The function takes the drawn
+values it names (here ``batch`` and ``shift``). Checks that
 name the same ``Inputs`` share one Hypothesis run, each seeing every example (see
 ``grader.runner``). Arguments are validated here, when the check is defined.
 """
@@ -30,7 +32,6 @@ from hypothesis.strategies import SearchStrategy
 
 from grader.errors import GraderError
 
-TARGETS = ("drgrpo_advantages", "drgrpo_loss")
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 _ID = re.compile(r"[a-z][a-z0-9_]{2,63}")
 _NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
@@ -115,7 +116,7 @@ def check(
 
     ``inputs`` is a shared :class:`Inputs` or a mapping of strategies of the check's own.
     """
-    _require(target in TARGETS, "target", target, f"one of {TARGETS}")
+    _require(isinstance(target, str) and target.isidentifier(), "target", target, "a function's name")
     _require(
         isinstance(points, (int, float))
         and not isinstance(points, bool)

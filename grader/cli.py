@@ -3,9 +3,10 @@
 Exit codes: 0 every check passed, 1 some check did not, 2 a usage error or a failure of the
 grader itself (a valid report is still written).
 
-``python -m grader COMMAND ...`` runs one of ``COMMANDS`` instead: each is a module with a
-``main(argv) -> int``, imported only when asked for. A submission file that happens to be named
-like a command is graded when it is given as a path (``./batch``).
+``python -m grader COMMAND ...`` runs one of ``COMMANDS``, or one of the exercise's own
+(``Exercise.commands``), instead: each is a module with a ``main(argv) -> int``, imported only
+when asked for. A submission file that happens to be named like a command is graded when it is
+given as a path (``./batch``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 
 # Standard library only, both: the zygote is not kept waiting.
 from grader.errors import UsageError
+from grader.formats import FORMATS
 from grader.options import EXIT_FAILED, EXIT_GRADER, EXIT_PASSED, add_grading, add_output
 
 # name -> module with main(argv) -> int
@@ -25,21 +27,33 @@ COMMANDS: dict[str, str] = {
     "audit": "grader.audit",
     "batch": "grader.batch",
     "bundle": "grader.bundle",
-    "experiment": "grader.experiment",
     "release": "grader.release",
 }
 
 
-def _available(command: str) -> bool:
+def _commands() -> dict[str, str]:
+    """The grader's commands and the configured exercise's (``Exercise.commands``)."""
+    from grader.exercise import load
+
+    try:
+        return COMMANDS | dict(load().commands)
+    except UsageError:  # no exercise: grading says so, with the option's own message
+        return dict(COMMANDS)
+
+
+def _available(module: str) -> bool:
     """Whether this installation has the command: the student release ships no staff command."""
-    return importlib.util.find_spec(COMMANDS[command]) is not None
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:
+        return False
 
 
 def build_parser() -> argparse.ArgumentParser:
-    commands = [name for name in COMMANDS if _available(name)]
+    commands = [name for name, module in _commands().items() if _available(module)]
     parser = argparse.ArgumentParser(
         prog="python -m grader",
-        description="Grade a Dr. GRPO submission with property-based checks against the reference.",
+        description="Grade a submission with property-based checks against the exercise's reference.",
         epilog=f"other commands: {', '.join(commands)} (python -m grader COMMAND --help)"
         if commands
         else None,
@@ -47,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("submission", nargs="?", help="the student's Python file")
     parser.add_argument(
         "--format",
-        choices=("json", "text", "html", "gradescope", "prairielearn", "junit", "autolab"),
+        choices=tuple(FORMATS),
         default="json",
         help="report format (default: json)",
     )
@@ -76,22 +90,26 @@ def _list_checks(checks: Sequence) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in COMMANDS:
-        if not _available(argv[0]):
+    commands = _commands() if argv and not argv[0].startswith("-") else {}
+    if argv and argv[0] in commands:
+        if not _available(commands[argv[0]]):
             print(
                 f"python -m grader: error: {argv[0]} is for course staff: not in this release",
                 file=sys.stderr,
             )
             return EXIT_GRADER
-        return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
+        return importlib.import_module(commands[argv[0]]).main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.list:
         from grader.api import rubric_checks
+        from grader.exercise import load
         from grader.extensions import all_checks
 
         try:
-            sys.stdout.write(_list_checks(rubric_checks(args.rubric, all_checks(args.properties)).checks))
+            exercise = load(args.exercise)
+            checks = all_checks(args.properties, exercise)
+            sys.stdout.write(_list_checks(rubric_checks(args.rubric, checks, exercise).checks))
         except UsageError as error:
             print(f"python -m grader: error: {error}", file=sys.stderr)
             return EXIT_GRADER
@@ -107,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
             max_examples=args.max_examples,
             rubric=args.rubric,
+            exercise=args.exercise,
         )
 
     # Start the worker's parent first: it imports torch on the other core while we do.
@@ -114,15 +133,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     zygote = Zygote()
     try:
-        from grader import edition
         from grader.api import grade, unusable
+        from grader.exercise import load
         from grader.extensions import all_checks
-        from grader.platforms import FORMATS as PLATFORM_FORMATS
-        from grader.render import FORMATS, emit, sandbox_warning, summary_line
+        from grader.formats import render
+        from grader.render import emit, sandbox_warning, summary_line
         from grader.report import USAGE_ERROR
 
+        exercise = None
         try:
-            checks = all_checks(args.properties)
+            exercise = load(args.exercise)
+            checks = all_checks(args.properties, exercise)
             report = grade(
                 args.submission,
                 seed=args.seed,
@@ -130,8 +151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 only=args.only,
                 zygote=zygote,
                 checks=checks,
-                visuals=args.format == "html" and not edition.STUDENT_RELEASE,  # they plot the reference
+                visuals=args.format == "html" and not exercise.student_release(),  # they plot the reference
                 rubric=args.rubric,
+                exercise=exercise,
             )
         except UsageError as error:
             print(f"python -m grader: error: {error}", file=sys.stderr)
@@ -140,10 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     finally:
         zygote.close()
-    text = (FORMATS | PLATFORM_FORMATS)[args.format](report)
-    emit(text, args.output)
+    emit(render(args.format, report, exercise), args.output)
     print(summary_line(report), file=sys.stderr)
-    if warning := sandbox_warning(report):
+    if warning := sandbox_warning(report, exercise):
         print(warning, file=sys.stderr)
     grader_broke = report.internal_error or any(c.error_source == "grader" for c in report.checks)
     if grader_broke:

@@ -1,9 +1,9 @@
 """Naming the wrong idea behind a failed check, from the catalogue of classic mistakes.
 
 A failed check says that a submission is wrong; a diagnosis says which idea is wrong. The
-catalogued mistakes (``reference.mistakes``) are complete wrong submissions of our own, so they
+catalogued mistakes (``Exercise.catalogue``) are complete wrong submissions of our own, so they
 run here, in the trusted process, on the very calls the failing example made to the student's
-worker, and on a few more calls drawn for the purpose (``properties.probes``), for which the
+worker, and on a few more calls drawn for the purpose (``Exercise.probes``), for which the
 student's worker is asked too. A mistake is named only when the student's replies agree with
 its replies on every one of those calls, within the dtype's tolerance, and when no mistake of
 another idea agrees as well: a correct submission or an unrelated bug is never given a name.
@@ -14,14 +14,18 @@ per submission (``Student.probe``).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from grader import replay, wire
 from grader.errors import SubmissionBroken, SubmissionTimedOut
+from grader.exercise import resolve
 from grader.student import Student
-from properties.probes import PROBES
-from reference.mistakes import Mistake, catalogue
+
+# A catalogued mistake: ``id``, ``name``, ``explanation``, ``fix``, ``target``, ``idea`` (mistakes
+# of one idea are one diagnosis) and ``module()``, the wrong submission imported.
+Mistake = Any
 
 
 @dataclass(frozen=True)
@@ -38,12 +42,24 @@ class Diagnosis:
         return cls(mistake.id, mistake.name, mistake.explanation, mistake.fix)
 
 
-def diagnose(target: str, student: Student, calls: list[tuple[bytes, dict[str, Any]]]) -> Diagnosis | None:
+def diagnose(
+    target: str,
+    student: Student,
+    calls: list[tuple[bytes, dict[str, Any]]],
+    *,
+    mistakes: Sequence[Mistake] | None = None,
+    probes: Mapping[str, Callable[[], list[bytes]]] | None = None,
+) -> Diagnosis | None:
     """The mistake the student's ``target`` makes, judged from the failing example's ``calls``
-    (packed request, the student's reply) and the probes; None unless exactly one idea fits."""
-    matching = [m for m in catalogue() if m.target == target]
-    matching = _agreeing(matching, calls)
-    for data in PROBES[target]() if matching else ():
+    (packed request, the student's reply) and the probes; None unless exactly one idea fits.
+    ``mistakes`` and ``probes`` default to the exercise's (``student.exercise``)."""
+    exercise = student.exercise
+    if mistakes is None:
+        mistakes = resolve(exercise.catalogue).catalogue() if exercise.catalogue else ()
+    if probes is None:
+        probes = resolve(exercise.probes) if exercise.probes else {}
+    matching = _agreeing([m for m in mistakes if m.target == target], calls)
+    for data in probes[target]() if matching and target in probes else ():
         try:
             reply = student.probe(target, data)
         except (SubmissionBroken, SubmissionTimedOut):

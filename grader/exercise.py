@@ -39,14 +39,14 @@ class Pictures:
     draw: str  # "module:function"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Exercise:
     """One exercise, as the engine grades it.
 
     ``functions`` maps each function a student writes to its parameter names (a check's
     ``target`` is one of them; a replay snippet names the arguments). ``root`` is the folder the
     paths are relative to. ``solution`` and ``catalogue`` are staff only: a worker can never
-    import them, the student release leaves them out, and ``hide_solution`` makes their files
+    import them, the student release leaves them out, and ``grader.student.hide_secrets`` makes their files
     readable by root only. ``provided`` are the files a student gets beside the template;
     ``worker_packages`` the packages a student's code may import from the grader's
     installation (besides the standard library and torch).
@@ -77,6 +77,14 @@ class Exercise:
     @property
     def submission_name(self) -> str:
         return f"{self.name}.py"
+
+    @property
+    def packages(self) -> tuple[str, ...]:
+        """The top-level packages that hold the exercise: its checks, reference, catalogue,
+        provided files and the packages its workers import."""
+        modules = [*self.check_modules, self.solution, self.catalogue or "", *self.worker_packages]
+        modules += [path.split("/")[0] for path in self.provided]
+        return tuple(sorted({m.split(".")[0] for m in modules if m}))
 
     @property
     def secret_modules(self) -> tuple[str, ...]:

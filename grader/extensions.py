@@ -28,9 +28,10 @@ from grader.errors import UsageError
 
 if TYPE_CHECKING:
     from grader.checks import Check
+    from grader.exercise import Exercise
 
 # Loaded modules live under this package-like prefix in sys.modules, one name per file path.
-PREFIX = "drgrpo_properties_"
+PREFIX = "grader_properties_"
 
 
 def files(paths: Iterable[Path]) -> list[Path]:
@@ -98,8 +99,9 @@ def _where(error: BaseException, path: Path) -> str:
     return f" (line {lines[-1]})" if lines else ""
 
 
-def load(paths: Sequence[Path]) -> tuple[Check, ...]:
-    """The checks the properties files at ``paths`` define, in file and definition order."""
+def load(paths: Sequence[Path], functions: Sequence[str] | None = None) -> tuple[Check, ...]:
+    """The checks the properties files at ``paths`` define, in file and definition order, each
+    on one of ``functions`` (the exercise's; None: any)."""
     from grader.checks import defined_in
 
     checks: list[Check] = []
@@ -107,16 +109,25 @@ def load(paths: Sequence[Path]) -> tuple[Check, ...]:
         defined = defined_in(_import(path))
         if not defined:
             raise UsageError(f"--properties {path}: defines no check (declare one with @check(...))")
+        for c in defined:
+            if functions is not None and c.target not in functions:
+                line = c.source.rpartition(":")[2]
+                raise UsageError(
+                    f"--properties {path}: check(): target={c.target!r} is invalid; expected one of "
+                    f"{tuple(functions)} (line {line})"
+                )
         checks += defined
     return tuple(checks)
 
 
-def all_checks(paths: Sequence[Path] = ()) -> tuple[Check, ...]:
-    """The built-in checks, then those of the properties files; every id once."""
-    from grader.api import builtin_checks
+def all_checks(paths: Sequence[Path] = (), exercise: Exercise | None = None) -> tuple[Check, ...]:
+    """The exercise's checks (default: the configured one's), then those of the properties
+    files, each on one of the exercise's functions; every id once."""
     from grader.checks import DeclarationError, unique
+    from grader.exercise import load as load_exercise
 
+    exercise = exercise or load_exercise()
     try:
-        return unique(builtin_checks() + load(paths))
+        return unique(exercise.checks() + load(paths, tuple(exercise.functions)))
     except DeclarationError as error:
         raise UsageError(str(error)) from error

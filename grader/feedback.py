@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from grader import edition, reproduce
+from grader import reproduce
 from grader.checks import Check
 from grader.student import Student
 
@@ -23,11 +23,11 @@ def explain(
     if not calls:
         return {}
     found = None
-    if edition.HAS_CATALOGUE:  # not in the student release
+    if student.exercise.has_catalogue():  # not in the student release
         from grader import diagnosis
 
         found = diagnosis.diagnose(check.target, student, calls)
     return {
         "diagnosis": None if found is None else dataclasses.asdict(found),
-        "reproduce": reproduce.snippet(check.id, student.path, calls, message),
+        "reproduce": reproduce.snippet(check.id, student.path, calls, message, student.exercise.functions),
     }

@@ -1,10 +1,9 @@
 """``--format html``: the report as one self-contained page, readable offline.
 
 The summary, a card per check (status, the property in words, the counterexample as small
-tables, the diagnosis, the reproduction snippet), and the exercise's two pictures drawn with
-Plotly from ``Report.visuals`` (the student's own functions beside the reference). Plotly's
-JavaScript is inlined, the data embedded, and the length control switches between precomputed
-token weights: the page needs no network and no server.
+tables, the diagnosis, the reproduction snippet), and the exercise's pictures, drawn from
+``Report.visuals`` by the exercise (``Exercise.pictures``). Plotly's JavaScript is inlined and the
+data embedded: the page needs no network and no server.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ import html
 import json
 from typing import Any
 
+from grader.exercise import Exercise, load, resolve
 from grader.notes import LOCKED
 from grader.render import summary_line
 from grader.report import CheckResult, Report
@@ -36,42 +36,19 @@ pre { background: #f6f6f6; padding: .6rem; overflow-x: auto; }
 .control { margin: .3rem 0; } .control input { width: 20rem; vertical-align: middle; }
 """
 
-_SCRIPT = """
-const TOKENS = %(tokens)s;
-function tokenSeries(pair) {
-  const none = [[], []];
-  return [pair.grpo[0], pair.grpo[1], (pair.student || none)[0], (pair.student || none)[1],
-          pair.reference[0], pair.reference[1]];
-}
-function updateTokens() {
-  const a = TOKENS.lengths[+document.getElementById('length-1').value];
-  const b = TOKENS.lengths[+document.getElementById('length-2').value];
-  document.getElementById('length-1-value').textContent = a;
-  document.getElementById('length-2-value').textContent = b;
-  const series = tokenSeries(TOKENS.pairs[a + ',' + b]);
-  const names = ['GRPO', 'GRPO', 'your drgrpo_loss', 'your drgrpo_loss', 'reference', 'reference'];
-  Plotly.restyle('token-weights', {
-    x: series.map(s => s.map((_, i) => i + 1)),
-    y: series,
-    name: names.map((n, i) => n + ', response ' + (i %% 2 + 1) + ' (' + (i %% 2 ? b : a) + ' tokens)'),
-  }, [0, 1, 2, 3, 4, 5]);
-}
-for (const id of ['length-1', 'length-2']) {
-  document.getElementById(id).addEventListener('input', updateTokens);
-}
-"""
 
-
-def render_html(report: Report) -> str:
+def render_html(report: Report, exercise: Exercise | None = None) -> str:
     """The whole page. Plotly is imported only here: other formats do not need it."""
     from plotly.offline import get_plotlyjs
+
+    exercise = exercise or load()
 
     counts = ", ".join(f"{n} {status}" for status, n in report.counts().items() if n)
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>drgrpo-grader: {_e(report.submission)}</title><style>{_STYLE}</style>",
         f"<script>{get_plotlyjs()}</script></head><body>",
-        f"<h1>Dr. GRPO exercise: {_e(report.submission)}</h1>",
+        f"<h1>{_e(exercise.title)} exercise: {_e(report.submission)}</h1>",
         f"<p class='summary'><b>{report.score:g} / {report.max_score:g} points</b> ({_e(counts)})</p>",
     ]
     if report.internal_error:
@@ -88,8 +65,8 @@ def render_html(report: Report) -> str:
         parts.append(f"<p class='locked'>{_e(LOCKED)}</p>")
     parts.append("<h2>Checks</h2>")
     parts += [_card(for_students(result)) for result in report.checks]
-    if report.visuals:
-        parts.append(_pictures(report.visuals))
+    if report.visuals and exercise.pictures is not None:
+        parts.append(resolve(exercise.pictures.draw)(report.visuals))
     if report.submission_output.strip():
         parts.append(f"<h2>What your code printed</h2><pre>{_e(report.submission_output)}</pre>")
     parts.append(f"<p><small>{_e(summary_line(report))}</small></p></body></html>")
@@ -162,110 +139,11 @@ def _data(value: Any) -> str:
     return f"<pre>{_e(json.dumps(value, indent=1))}</pre>"
 
 
-def _pictures(visuals: dict[str, Any]) -> str:
-    tokens, difficulty = visuals["token_weights"], visuals["difficulty"]
-    lengths = tokens["lengths"]
-    first, second = (lengths.index(n) for n in tokens["default"])
-    slider = (
-        "<div class='control'><label for='length-{k}'>Response {k}: "
-        "<span id='length-{k}-value'>{n}</span> tokens</label> "
-        "<input type='range' id='length-{k}' min='0' max='{top}' step='1' value='{i}'></div>"
-    )
-    parts = [
-        "<h2>Token weights</h2>",
-        "<p>The gradient weight of each token of two responses with equal advantages (1), at the "
-        f"on-policy point, with max_len = {tokens['max_len']}. Under GRPO a token of a long "
-        "response weighs less than a token of a short one; under Dr. GRPO every token weighs "
-        "1 / (N * max_len), whatever its response's length. Move the lengths:</p>",
-        slider.format(k=1, n=lengths[first], top=len(lengths) - 1, i=first),
-        slider.format(k=2, n=lengths[second], top=len(lengths) - 1, i=second),
-    ]
-    if tokens.get("problem"):
-        parts.append(f"<p>Your drgrpo_loss could not be drawn: {_e(tokens['problem'])}</p>")
-    parts.append(_figure("token-weights", _token_figure(tokens, lengths[first], lengths[second])))
-    parts += [
-        "<h2>Difficulty bias</h2>",
-        f"<p>The advantage of a correct and of an incorrect response in a group of "
-        f"{difficulty['group_size']} with 0/1 rewards, as the fraction of correct responses varies. "
-        "GRPO's division by the group's std blows up the advantages of questions that are almost "
-        "always right or almost always wrong; Dr. GRPO only centers them.</p>",
-    ]
-    if difficulty.get("problem"):
-        parts.append(f"<p>Your drgrpo_advantages could not be drawn: {_e(difficulty['problem'])}</p>")
-    parts.append(_figure("difficulty-bias", _difficulty_figure(difficulty)))
-    data = json.dumps(tokens, allow_nan=False).replace("</", "<\\/")
-    parts.append(f"<script>{_SCRIPT % {'tokens': data}}</script>")
-    return "\n".join(parts)
-
-
-def _figure(div_id: str, figure: Any) -> str:
+def figure_html(div_id: str, figure: Any) -> str:
+    """A Plotly figure as a div and the script that draws it (Plotly's script is in the page's head)."""
     spec = figure.to_json().replace("</", "<\\/")
     return (
         f"<div id='{div_id}' style='height:420px'></div><script>(function() {{ const f = {spec}; "
         f"Plotly.newPlot('{div_id}', f.data, f.layout, {{displaylogo: false, responsive: true}}); }})();"
         "</script>"
     )
-
-
-def _token_figure(tokens: dict[str, Any], a: int, b: int) -> Any:
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-
-    pair = tokens["pairs"][f"{a},{b}"]
-    mine = pair["student"] or [[], []]
-    figure = make_subplots(
-        rows=1,
-        cols=2,
-        shared_yaxes=True,
-        subplot_titles=("GRPO (grpo_reference_loss)", "Dr. GRPO (your drgrpo_loss, reference dotted)"),
-    )
-    series = [
-        (pair["grpo"], "GRPO", 1, "solid"),
-        (mine, "your drgrpo_loss", 2, "solid"),
-        (pair["reference"], "reference", 2, "dot"),
-    ]
-    colors = ("#1f77b4", "#ff7f0e")
-    for weights, label, column, dash in series:
-        for i, row in enumerate(weights):
-            figure.add_trace(
-                go.Scatter(
-                    x=list(range(1, len(row) + 1)),
-                    y=row,
-                    mode="lines+markers",
-                    name=f"{label}, response {i + 1} ({(a, b)[i]} tokens)",
-                    line={"color": colors[i], "dash": dash},
-                ),
-                row=1,
-                col=column,
-            )
-    figure.update_xaxes(title_text="token position", range=[0, tokens["max_len"] + 1])
-    figure.update_yaxes(title_text="gradient weight per token", row=1, col=1)
-    figure.update_layout(margin={"t": 40}, legend={"orientation": "h", "y": -0.2})
-    return figure
-
-
-def _difficulty_figure(difficulty: dict[str, Any]) -> Any:
-    import plotly.graph_objects as go
-
-    figure = go.Figure()
-    x = difficulty["fraction"]
-    sources = [("grpo", "GRPO (std-scaled)", "solid"), ("student", "your drgrpo_advantages", "solid")]
-    sources.append(("reference", "Dr. GRPO reference", "dot"))
-    for key, label, dash in sources:
-        for index, which, color in ((0, "correct", "#2a8a3a"), (1, "incorrect", "#c0392b")):
-            y = [None if row is None else row[index] for row in difficulty[key]]
-            width = 3 if key == "grpo" else 2
-            figure.add_trace(
-                go.Scatter(
-                    x=x,
-                    y=y,
-                    mode="lines+markers",
-                    name=f"{label}: {which} response",
-                    line={"color": color, "dash": dash if key != "grpo" else "dash", "width": width},
-                    opacity=0.6 if key == "grpo" else 1.0,
-                )
-            )
-    figure.update_xaxes(title_text="fraction of correct responses in the group")
-    figure.update_yaxes(title_text="advantage")
-    figure.update_layout(margin={"t": 20}, legend={"orientation": "h", "y": -0.2})
-    return figure

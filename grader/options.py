@@ -41,6 +41,15 @@ def add_rubric(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_exercise(parser: argparse.ArgumentParser) -> None:
+    """``--exercise MODULE:NAME``: the exercise to grade (``grader.exercise``)."""
+    parser.add_argument(
+        "--exercise",
+        metavar="MODULE:NAME",
+        help="the exercise, an Exercise object (default: $GRADER_EXERCISE, else the packaged one)",
+    )
+
+
 def add_properties(parser: argparse.ArgumentParser) -> None:
     """``--properties PATH`` (repeatable): an instructor's checks (``grader.extensions``)."""
     parser.add_argument(
@@ -59,8 +68,9 @@ def add_output(parser: argparse.ArgumentParser, written: str, *, required: bool 
 
 
 def add_grading(parser: argparse.ArgumentParser) -> None:
-    """The options of every command that grades: ``--seed``, ``--max-examples``, ``--rubric``
-    and ``--properties``."""
+    """The options of every command that grades: ``--exercise``, ``--seed``, ``--max-examples``,
+    ``--rubric`` and ``--properties``."""
+    add_exercise(parser)
     add_seed(parser)
     add_max_examples(parser)
     add_rubric(parser)

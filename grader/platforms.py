@@ -24,9 +24,9 @@ import json
 import re
 import textwrap
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
 from typing import Any
 
+from grader.exercise import Exercise
 from grader.render import check_lines, render_text, summary_line
 from grader.report import CheckResult, Report
 from grader.visibility import for_students
@@ -215,14 +215,8 @@ def render_prairielearn(report: Report) -> str:
     return json.dumps(prairielearn(report), indent=2, allow_nan=False) + "\n"
 
 
-def render_autolab(report: Report) -> str:
+def render_autolab(report: Report, exercise: Exercise | None = None) -> str:
     """The student's text report, then the scores as the last line, which Autolab reads."""
-    return render_text(report) + json.dumps({"scores": autolab_scores(report)}, allow_nan=False) + "\n"
-
-
-FORMATS: dict[str, Callable[[Report], str]] = {
-    "gradescope": render_gradescope,
-    "prairielearn": render_prairielearn,
-    "junit": junit,
-    "autolab": render_autolab,
-}
+    return (
+        render_text(report, exercise) + json.dumps({"scores": autolab_scores(report)}, allow_nan=False) + "\n"
+    )

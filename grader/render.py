@@ -7,11 +7,10 @@ import re
 import shlex
 import sys
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from grader import edition
+from grader.exercise import Exercise, load
 from grader.notes import LOCKED
 from grader.report import CheckResult, Report
 from grader.visibility import for_students, not_implemented
@@ -74,12 +73,12 @@ def summary_line(report: Report) -> str:
     return printable(f"drgrpo-grader: {line}")
 
 
-def sandbox_warning(report: Report) -> str | None:
+def sandbox_warning(report: Report, exercise: Exercise | None = None) -> str | None:
     """One line for staff when student code ran with fewer protections than this machine could
     give (``grader.sandbox.protections``: no privilege drop, no namespaces), None otherwise. Not
     in the student release: there, students grade their own file on their own machine."""
     missing = list((report.grader.get("sandbox") or {}).get("not_available") or ())
-    if not missing or edition.STUDENT_RELEASE:
+    if not missing or (exercise or load()).student_release():
         return None
     shown = [missing[0], *(m for m in missing[1:] if "network" in m)]
     return printable(
@@ -189,7 +188,7 @@ def _missing_lines(report: Report) -> tuple[list[str], set[str]]:
     return lines, covered
 
 
-def render_text(report: Report) -> str:
+def render_text(report: Report, exercise: Exercise | None = None) -> str:
     """The terminal's report: one short block per failed check, one line per unwritten function."""
     lines = [summary_line(report), ""]
     if report.usage_error:
@@ -215,19 +214,11 @@ def render_text(report: Report) -> str:
                 lines += [_head(shown), f"        -> the same error as {first}, above"]
                 continue
         lines += check_lines(shown, reproduce_command=command, diagnosed=diagnosed)
-    if not edition.HAS_CATALOGUE and any(r.status in ("failed", "error") for r in report.checks):
+    if not (exercise or load()).has_catalogue() and any(
+        r.status in ("failed", "error") for r in report.checks
+    ):
         lines += ["", NAMES_ON_SUBMISSION]
     if report.submission_output.strip():
         lines += ["", "What your code printed:", textwrap.indent(report.submission_output.rstrip(), "  ")]
     lines += ["", report.notes.rstrip() if report.solved and report.notes else LOCKED]
     return printable("\n".join(lines)) + "\n"
-
-
-def render_html(report: Report) -> str:
-    """One self-contained page (``grader.html_report``, which imports Plotly only when asked)."""
-    from grader.html_report import render_html as page
-
-    return page(report)
-
-
-FORMATS: dict[str, Callable[[Report], str]] = {"json": render_json, "text": render_text, "html": render_html}

@@ -45,7 +45,7 @@ class CheckResult:
     # A self-contained Python snippet that replays the failing example's calls.
     reproduce: str | None = None
     # Skipped because it needs the reference solution, which the student release does not hold:
-    # graded on submission, not failed (see grader.edition).
+    # graded on submission, not failed (see grader.exercise.withhold).
     graded_on_submission: bool = False
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +28,10 @@ import numpy as np
 
 from grader import display, values, wire
 from grader.errors import UsageError
+from grader.exercise import Exercise, load
 from grader.options import EXIT_FAILED, EXIT_GRADER, EXIT_PASSED
 from grader.render import printable
 from grader.student import outcome
-
-# The exercise's signatures (EXERCISE.md), for readable argument names.
-PARAMETERS = {
-    "drgrpo_advantages": ("rewards", "group_size"),
-    "drgrpo_loss": ("logp", "old_logp", "ref_logp", "mask", "advantages", "max_len"),
-}
 
 _HEADER = '''\
 # Replays the failed check {check}: the calls it made to your functions, then its verdict.
@@ -87,24 +83,29 @@ def show(label, function, args, kwargs, backward):
 
 
 def snippet(
-    check_id: str, submission: str, calls: list[tuple[bytes, dict[str, Any]]], message: str
+    check_id: str,
+    submission: str,
+    calls: list[tuple[bytes, dict[str, Any]]],
+    message: str,
+    parameters: Mapping[str, Sequence[str]] | None = None,
 ) -> str | None:
     """The snippet replaying ``calls`` (the failing example's, in order) and quoting the check's
-    ``message``; None when the example made no call (a failure no call shows)."""
+    ``message``; None when the example made no call (a failure no call shows). ``parameters``:
+    the functions' parameter names, for readable arguments (default: the exercise's)."""
     if not calls:
         return None
+    parameters = load().functions if parameters is None else parameters
     lines = [_HEADER.format(check=check_id, path=str(Path(submission).resolve()))]
     for number, (data, _reply) in enumerate(calls, 1):
-        lines += ["", *_call(wire.unpack(data), f"call {number} of {len(calls)}")]
+        lines += ["", *_call(wire.unpack(data), f"call {number} of {len(calls)}", parameters)]
     lines += ["", "print()", f"print({('the check ' + check_id + ' said: ' + message)!r})"]
     return "\n".join(lines) + "\n"
 
 
-def _call(request: dict[str, Any], label: str) -> list[str]:
+def _call(request: dict[str, Any], label: str, parameters: Mapping[str, Sequence[str]]) -> list[str]:
     function = request["function"]
-    args = [
-        f"    {_name(function, index)!r}: {_argument(spec)}," for index, spec in enumerate(request["args"])
-    ]
+    names = parameters.get(function, ())
+    args = [f"    {_name(names, index)!r}: {_argument(spec)}," for index, spec in enumerate(request["args"])]
     kwargs = ", ".join(f"{key!r}: {_argument(spec)}" for key, spec in request["kwargs"].items())
     backward = None if request.get("backward") is None else tuple(request["backward"])
     return [
@@ -116,8 +117,8 @@ def _call(request: dict[str, Any], label: str) -> list[str]:
     ]
 
 
-def _name(function: str, index: int) -> str:
-    names = PARAMETERS.get(function, ())
+def _name(names: Sequence[str], index: int) -> str:
+    """The parameter's name, from the exercise's signature (``Exercise.functions``)."""
     return names[index] if index < len(names) else f"arg{index}"
 
 
@@ -147,13 +148,14 @@ def _number(x: Any) -> str:
     return repr(value + 0.0)
 
 
-def replies_text(calls: list[tuple[bytes, dict[str, Any]]]) -> str:
+def replies_text(calls: list[tuple[bytes, dict[str, Any]]], parameters: Mapping[str, Sequence[str]]) -> str:
     """What the student's functions gave on each call, written here from the worker's replies
     (plain data): the trusted process's account of the replay, not the student interpreter's."""
     lines = []
     for number, (data, reply) in enumerate(calls, 1):
         request = wire.unpack(data)
         function, sent = request["function"], request["args"]
+        names = parameters.get(function, ())
         lines.append(f"call {number} of {len(calls)}: {request['function']}")
         error = reply.get("error") or reply.get("grad_error")
         if isinstance(error, dict):
@@ -171,10 +173,10 @@ def replies_text(calls: list[tuple[bytes, dict[str, Any]]]) -> str:
         # zip: a hostile worker may send more gradients or arguments than the call had.
         for index, (spec, grad) in enumerate(zip(sent, found.grads or (), strict=False)):
             if spec.get("requires_grad"):
-                lines.append(f"  {_name(function, index)}.grad: {_shown(grad)}")
+                lines.append(f"  {_name(names, index)}.grad: {_shown(grad)}")
         for index, (spec, after) in enumerate(zip(sent, found.args_after or (), strict=False)):
             if _changed(after, spec.get("array")):
-                lines.append(f"  {_name(function, index)} was changed in place: {_shown(after)}")
+                lines.append(f"  {_name(names, index)} was changed in place: {_shown(after)}")
     return "\n".join(lines) + "\n"
 
 
@@ -203,7 +205,13 @@ def _changed(after: values.Value | None, before: np.ndarray | None) -> bool:
 
 
 def reproduce_check(
-    submission: str, check_id: str, *, seed: int = 0, max_examples: int = 100, rubric: Path | None = None
+    submission: str,
+    check_id: str,
+    *,
+    seed: int = 0,
+    max_examples: int = 100,
+    rubric: Path | None = None,
+    exercise: Exercise | None = None,
 ) -> int:
     """``python -m grader SUBMISSION --reproduce CHECK_ID``: grade that one check as a grade
     does, then print its snippet and the student's replies on the failing example. Exit 0 when
@@ -218,13 +226,14 @@ def reproduce_check(
     try:
         if not Path(submission).is_file():
             raise UsageError(f"no such submission file: {submission}")
-        (check,) = select(rubric_checks(rubric).checks, [check_id])
+        exercise = exercise or load()
+        (check,) = select(rubric_checks(rubric, exercise=exercise).checks, [check_id])
     except UsageError as error:
         print(f"python -m grader: error: {error}", file=sys.stderr)
         return EXIT_GRADER
     zygote = Zygote()
     try:
-        student = Student(zygote, str(Path(submission).resolve()), Limits())
+        student = Student(zygote, str(Path(submission).resolve()), Limits(), exercise)
         try:
             result = run_check(check, student, seed=seed, max_examples=max_examples)
             # Hypothesis ends on the shrunk failing example: these are its calls.
@@ -247,5 +256,5 @@ def reproduce_check(
     print("\nThis script replays it (save it as a file and run it with python):\n")
     print(shown.reproduce)
     print("What your functions gave on those calls, as the grader saw them:\n")
-    sys.stdout.write(printable(replies_text(calls)))
+    sys.stdout.write(printable(replies_text(calls, exercise.functions)))
     return EXIT_FAILED

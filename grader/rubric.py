@@ -7,9 +7,9 @@ A rubric is a small TOML file, one table per check it changes::
     visibility = "hidden"    # visible | hidden | after_due_date | after_published
     enabled = true           # false: the check is not run and not counted
 
-Checks a rubric does not name keep their declaration. The package ships ``DEFAULT`` (the
-rubric a plain grade uses); ``Rubric()`` is no override at all. Every mistake in a file is an
-error naming the key and the value, raised before anything is graded.
+Checks a rubric does not name keep their declaration. The exercise ships its default rubric
+(``Exercise.rubric``, the one a plain grade uses); ``Rubric()`` is no override at all. Every
+mistake in a file is an error naming the key and the value, raised before anything is graded.
 """
 
 from __future__ import annotations
@@ -19,14 +19,13 @@ import math
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from grader.checks import VISIBILITIES, Check
 from grader.errors import GraderError
+from grader.exercise import Exercise, load
 
-DEFAULT_NAME = "default.toml"
 _KEYS = ("points", "visibility", "enabled")
 
 
@@ -126,7 +125,9 @@ def load_rubric(path: str | Path) -> Rubric:
     return parse(text, str(path))
 
 
-def default_rubric() -> Rubric:
-    """The rubric shipped with the package, which a plain grade uses."""
-    text = resources.files("grader").joinpath("rubrics", DEFAULT_NAME).read_text(encoding="utf-8")
-    return parse(text, f"grader/rubrics/{DEFAULT_NAME}")
+def default_rubric(exercise: Exercise | None = None) -> Rubric:
+    """The exercise's default rubric (default: the configured exercise's), which a plain grade
+    uses."""
+    exercise = exercise or load()
+    path = exercise.path(exercise.rubric)
+    return parse(path.read_text(encoding="utf-8"), exercise.rubric)

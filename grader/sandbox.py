@@ -169,15 +169,23 @@ def protections(limits: Limits, isolated: bool = False, minimal_root: bool = Fal
     }
 
 
-def hide_solution() -> None:
-    """When workers run unprivileged, make the reference solution and the catalogued mistakes
-    (near-answers, each one line from the solution) readable by root only, bytecode included."""
+@dataclass(frozen=True)
+class Confinement:
+    """What an exercise asks of its workers: the folders of the packages a student's code may
+    import besides Python, torch and the grader (``packages``), the modules it must never
+    import (``secret_modules``), and the files to make readable by root only before any
+    worker runs unprivileged (``secret_files``: the solution and its near-answers)."""
+
+    packages: tuple[str, ...] = ()
+    secret_modules: tuple[str, ...] = ()
+    secret_files: tuple[str, ...] = ()
+
+
+def hide_files(paths: Sequence[str]) -> None:
+    """When workers run unprivileged, make ``paths`` readable by root only."""
     if not can_drop_privileges():
         return
-    package = Path(_ROOT) / "reference"
-    secret = [package / "solution.py", *package.glob("__pycache__/solution.*")]
-    secret += [*package.glob("mistakes/*.py"), *package.glob("mistakes/__pycache__/*")]
-    for path in secret:
+    for path in paths:
         with contextlib.suppress(OSError):
             os.chmod(path, 0o600)
 
@@ -195,9 +203,17 @@ class ZygoteLink:
             raise RuntimeError("the zygote process has gone away")
         return json.loads(reply)
 
-    def spawn(self, submission: str, limits: Limits, beside: Sequence[str] = ()) -> WorkerProcess:
+    def spawn(
+        self,
+        submission: str,
+        limits: Limits,
+        beside: Sequence[str] = (),
+        confinement: Confinement = Confinement(),
+    ) -> WorkerProcess:
         """Fork a worker that will serve ``submission`` from a private temporary directory,
-        with copies of the files ``beside`` next to it (under their own names)."""
+        with copies of the files ``beside`` next to it (under their own names), confined as
+        ``confinement`` says."""
+        hide_files(confinement.secret_files)  # before the worker exists
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         output = tempfile.TemporaryFile(prefix="drgrpo-output-")  # noqa: SIM115 - kept by the handle
         workdir = tempfile.mkdtemp(prefix="drgrpo-worker-")
@@ -225,6 +241,8 @@ class ZygoteLink:
             "limits": dataclasses.asdict(limits),
             "uid": uid,
             "code_paths": _code_paths(),
+            "packages": list(confinement.packages),
+            "secret_modules": list(confinement.secret_modules),
         }
         try:
             pid = self._ask(command, [theirs.fileno(), output.fileno()])["pid"]
@@ -281,7 +299,6 @@ class Zygote(ZygoteLink):
         )
         theirs.close()
         super().__init__(ours)
-        hide_solution()  # before any worker exists
 
     def close(self) -> None:
         super().close()
@@ -737,13 +754,12 @@ _MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MNT_DETACH = 1, 32, 4096, 2
 
 def root_binds(code_paths: list[str]) -> list[str]:
     """The host's folders a worker's minimal root shows, read-only: the system's programs and
-    libraries, Python (the venv's prefix too), torch, and of the grader's folder its two
-    packages that workers import, ``grader`` and ``reference``; not the rest of it, where a
-    git clone's history, examples and tests hold the solution. Folders inside another are
-    left out."""
-    root = Path(_ROOT)
+    libraries, Python (the venv's prefix too), torch, the ``grader`` package and the exercise's
+    packages (``Confinement.packages``, among ``code_paths``); not the rest of the grader's
+    folder, where a git clone's history, examples and tests hold the solution. Folders inside
+    another are left out."""
     wanted = [str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix, *code_paths) if p != _ROOT]
-    wanted += [str(root / "grader"), str(root / "reference")]
+    wanted.append(str(Path(_ROOT) / "grader"))
     chosen = [path for path in _SYSTEM if os.path.lexists(path)]
     for path in sorted(set(wanted), key=len):
         if not any(Path(path).is_relative_to(parent) for parent in chosen):
@@ -834,7 +850,7 @@ def _confine(command: dict[str, Any]) -> dict[str, bool]:  # pragma: no cover - 
         if limits["cgroups"]:
             _join_cgroups(limits)  # before the minimal root hides /sys
         if limits["namespaces"]:
-            isolated = _isolate(workdir, uid, limits, command["code_paths"])
+            isolated = _isolate(workdir, uid, limits, command["code_paths"] + command["packages"])
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
@@ -861,7 +877,8 @@ def _worker_main(fds: list[int], command: dict[str, Any]) -> None:  # pragma: no
         isolated = _confine(command)
         from grader import worker
 
-        worker.serve(channel.Channel(socket.socket(fileno=3)), command["path"], isolated)
+        connection = channel.Channel(socket.socket(fileno=3))
+        worker.serve(connection, command["path"], isolated, command["secret_modules"])
         code = 0
     finally:
         os._exit(code)

@@ -7,8 +7,11 @@ own tensors, and results come back as the frozen values of ``grader.values``.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -21,9 +24,8 @@ from grader.errors import (
     corrupted_reply_message,
     not_implemented_message,
 )
-from grader.sandbox import Limits, WorkerProcess, ZygoteLink
-
-FUNCTIONS = ("drgrpo_advantages", "drgrpo_loss")
+from grader.exercise import Exercise, load
+from grader.sandbox import Confinement, Limits, WorkerProcess, ZygoteLink, hide_files
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,43 @@ class Loaded:
     functions: dict[str, dict[str, Any]] = field(default_factory=dict)
     isolated: bool = False  # the worker has no network and temporary directories of its own
     minimal_root: bool = False  # the worker sees only Python, torch and the grader of the host
+
+
+@functools.cache
+def confinement(exercise: Exercise) -> Confinement:
+    """What ``exercise`` asks of its workers: its worker packages importable, its secret
+    modules neither importable nor (when workers run unprivileged) readable."""
+    return Confinement(
+        packages=tuple(folder for name in exercise.worker_packages for folder in _files(name, package=True)),
+        secret_modules=exercise.secret_modules,
+        secret_files=tuple(path for name in exercise.secret_modules for path in _files(name)),
+    )
+
+
+def hide_secrets(exercise: Exercise | None = None) -> None:
+    """Make the exercise's secret files (default: the configured exercise's) readable by root
+    only, when workers run unprivileged; grading does it too, before each worker starts."""
+    hide_files(confinement(exercise or load()).secret_files)
+
+
+def _files(module: str, package: bool = False) -> list[str]:
+    """The folder of a package (``package``), else the files that hold a module's code: its
+    source and bytecode, every file of a package's. None for a module not installed."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):  # ValueError: a stand-in (grader.exercise.withhold) has no spec
+        spec = None
+    if spec is None:
+        return []
+    if spec.submodule_search_locations:
+        folders = [Path(p) for p in spec.submodule_search_locations]
+        if package:
+            return [str(f) for f in folders]
+        return [str(f) for folder in folders for f in (*folder.glob("*.py"), *folder.glob("__pycache__/*"))]
+    if package or spec.origin is None:
+        return []
+    source = Path(spec.origin)
+    return [str(source), *map(str, source.parent.glob(f"__pycache__/{source.stem}.*"))]
 
 
 def _argument(value: Any) -> dict[str, Any]:
@@ -142,9 +181,12 @@ def loaded(reply: dict[str, Any], sandbox: dict[str, bool]) -> Loaded:
 class Student:
     """A loaded submission behind a worker process, replaced whenever it crashes or hangs."""
 
-    def __init__(self, zygote: ZygoteLink, path: str, limits: Limits) -> None:
+    def __init__(
+        self, zygote: ZygoteLink, path: str, limits: Limits, exercise: Exercise | None = None
+    ) -> None:
         self.path = path
         self.limits = limits
+        self.exercise = exercise or load()
         self._zygote = zygote
         self._worker: WorkerProcess | None = None
         self._output: list[str] = []
@@ -164,8 +206,8 @@ class Student:
 
     def _start(self) -> Loaded:
         try:
-            self._worker = self._zygote.spawn(self.path, self.limits)
-            reply = self._worker.request({"op": "load", "functions": list(FUNCTIONS)})
+            self._worker = self._zygote.spawn(self.path, self.limits, confinement=confinement(self.exercise))
+            reply = self._worker.request({"op": "load", "functions": list(self.exercise.functions)})
             return loaded(reply, self._worker.sandbox)
         except (SubmissionBroken, SubmissionTimedOut) as stop:
             message = stop.message

@@ -12,6 +12,7 @@ import importlib.util
 import os
 import sys
 import traceback
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
@@ -20,7 +21,6 @@ import torch
 
 from grader import channel, wire
 
-SECRET_MODULES = ("reference.solution", "reference.mistakes")
 MAX_DEPTH = 4
 MAX_ITEMS = 64
 MAX_PARTS = 4096  # described objects per value: 64 items at each of 4 levels would be 16 million
@@ -32,15 +32,19 @@ TOO_LARGE = {
 }
 
 
-def _secret(module: str) -> bool:
-    return any(module == name or module.startswith(name + ".") for name in SECRET_MODULES)
+def _secret(module: str, secrets: Sequence[str]) -> bool:
+    return any(module == name or module.startswith(name + ".") for name in secrets)
 
 
 class _SecretBlocker(importlib.abc.MetaPathFinder):
-    """Refuses to import the reference solution and the catalogued mistakes inside the worker."""
+    """Refuses to import the exercise's secret modules (its reference solution and catalogued
+    mistakes) inside the worker."""
+
+    def __init__(self, secrets: Sequence[str]) -> None:
+        self.secrets = tuple(secrets)
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
-        if _secret(fullname):
+        if _secret(fullname, self.secrets):
             raise ImportError(f"{fullname} is not available to submissions")
         return None
 
@@ -201,12 +205,18 @@ class Worker:
         return {"grads": described}
 
 
-def serve(connection: channel.Channel, path: str, sandbox: dict[str, bool] | None = None) -> None:
+def serve(
+    connection: channel.Channel,
+    path: str,
+    sandbox: dict[str, bool] | None = None,
+    secret_modules: Sequence[str] = (),
+) -> None:
     """Answer requests until the grader closes the channel. ``sandbox``: whether the worker has
     namespaces of its own (``isolated``) and a ``minimal_root``, said first, before any student
-    code runs (afterwards, that code could write anything to the channel)."""
-    sys.meta_path.insert(0, _SecretBlocker())
-    for name in [name for name in sys.modules if _secret(name)]:
+    code runs (afterwards, that code could write anything to the channel). ``secret_modules``
+    cannot be imported here."""
+    sys.meta_path.insert(0, _SecretBlocker(secret_modules))
+    for name in [name for name in sys.modules if _secret(name, secret_modules)]:
         del sys.modules[name]
     connection.send({"op": "ready", **(sandbox or {})})
     worker = Worker(path)

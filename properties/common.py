@@ -15,9 +15,12 @@ import torch
 
 from grader import expect, values
 from grader.student import Outcome, Student
+from properties.exercise import EXERCISE
 from properties.strategies import LossBatch, RewardBatch
-from reference import solution
 from reference.provided import STAT_KEYS, masked_logprobs, token_objective
+
+EXERCISE.withhold_solution()  # the student release holds no solution: see grader.exercise
+from reference import solution  # noqa: E402
 
 ADVANTAGES = "drgrpo_advantages"
 LOSS = "drgrpo_loss"

@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from grader.authoring import (
+from properties.authoring import (
     LOSS,
     LOSS_CALL,
     LOSS_INPUTS,

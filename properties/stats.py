@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from grader.authoring import (
+from properties.authoring import (
     LOSS,
     LOSS_INPUTS,
     NO_VALID_TOKENS,

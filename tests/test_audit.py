@@ -15,6 +15,7 @@ from grader.audit import Audit, audit, render_json, render_text
 from grader.checks import check
 from grader.extensions import load
 from grader.report import CheckResult, Report
+from properties.exercise import EXERCISE
 from reference.mistakes import Mistake, catalogue
 
 # --- the judgement, on made-up reports -------------------------------------------------------
@@ -247,9 +248,9 @@ def test_cli_audit_fails_on_an_uncaught_mistake():
 def test_cli_audit_unknown_mistake_is_a_usage_error():
     done = run("audit", "--mistakes", "sign_error,no_such_mistake")
     assert done.returncode == 2
-    assert "unknown mistake id(s): no_such_mistake (see reference/mistakes/)" in done.stderr
+    assert "unknown mistake id(s): no_such_mistake (see reference.mistakes)" in done.stderr
 
 
 def test_audit_grades_the_shipped_solution_and_template():
-    assert audit_module.SOLUTION == ROOT / "reference" / "solution.py"
-    assert audit_module.TEMPLATE == ROOT / "student_template" / "drgrpo.py"
+    assert audit_module._source(EXERCISE.solution) == ROOT / "reference" / "solution.py"
+    assert EXERCISE.path(EXERCISE.template) == ROOT / "student_template" / "drgrpo.py"

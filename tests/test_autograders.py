@@ -76,14 +76,14 @@ def test_the_zip_holds_what_gradescope_runs_and_nothing_that_gives_answers(bundl
         "grader-src/reference/solution.py",
         "grader-src/reference/mistakes/per_response_mean.py",  # diagnosis names mistakes from it
     } <= names
-    assert "grader-src/grader/rubrics/default.toml" in names
+    assert "grader-src/properties/rubric.toml" in names
     assert not any(n.startswith(("grader-src/tests", "grader-src/examples")) for n in names)
     for script in ("setup.sh", "run_autograder"):
         assert (bundle / script).stat().st_mode & stat.S_IXUSR
         assert subprocess.run(["bash", "-n", str(bundle / script)]).returncode == 0
     setup = (bundle / "setup.sh").read_text()
     assert setup.index("torch==2.13.0") < setup.index("grader-src")  # CPU torch first
-    assert setup.index("grader-src") < setup.index("hide_solution()")
+    assert setup.index("grader-src") < setup.index("hide_secrets()")
 
 
 @pytest.mark.e2e
@@ -207,7 +207,7 @@ def test_bundle_checks_the_rubric_and_ships_it(tmp_path):
     good.write_text("[checks.stats_keys]\npoints = 9\n")
     build_gradescope(tmp_path / "b.zip", good)
     with zipfile.ZipFile(tmp_path / "b.zip") as archive:
-        assert archive.read("grader-src/grader/rubrics/default.toml") == good.read_bytes()
+        assert archive.read("grader-src/properties/rubric.toml") == good.read_bytes()
 
 
 WEAKER = [

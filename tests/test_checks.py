@@ -40,7 +40,7 @@ def test_a_mapping_of_strategies_gives_the_check_inputs_of_its_own():
 @pytest.mark.parametrize(
     ("arguments", "named"),
     [
-        ({"target": "drgrpo_los", "points": 1}, "target='drgrpo_los'"),
+        ({"target": "drgrpo loss", "points": 1}, "target='drgrpo loss'"),
         ({"target": "drgrpo_loss", "points": -1}, "points=-1"),
         ({"target": "drgrpo_loss", "points": True}, "points=True"),
         ({"target": "drgrpo_loss", "points": 1, "visibility": "secret"}, "visibility='secret'"),

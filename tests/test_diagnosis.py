@@ -23,6 +23,7 @@ from grader import diagnosis, replay, reproduce, values, wire
 from grader.api import builtin_checks
 from grader.render import render_text
 from properties.common import ADVANTAGES
+from properties.exercise import EXERCISE
 from properties.probes import PROBES, advantage_probes
 from reference import solution
 from reference.mistakes import Mistake, catalogue
@@ -283,6 +284,8 @@ def test_reproduce_option_judges_in_the_trusted_process():
 class Replayed:
     """A stand-in for a student's worker: its replies come from a trusted module replayed here."""
 
+    exercise = EXERCISE
+
     def __init__(self, module) -> None:
         self.module = module
 
@@ -290,9 +293,9 @@ class Replayed:
         return replay.replay(self.module, data)
 
 
-def _diagnose(module, target: str):
+def _diagnose(module, target: str, **catalogue):
     first = PROBES[target]()[0]
-    return diagnosis.diagnose(target, Replayed(module), [(first, replay.replay(module, first))])
+    return diagnosis.diagnose(target, Replayed(module), [(first, replay.replay(module, first))], **catalogue)
 
 
 def _load(path):
@@ -312,13 +315,11 @@ def test_diagnosis_in_process_names_each_mistake_and_nothing_else():
             assert _diagnose(_load(path), target) is None, path.stem
 
 
-def test_only_one_idea_is_ever_named(monkeypatch):
+def test_only_one_idea_is_ever_named():
     # With valid group sizes only, the two ways of not validating group_size answer alike.
     valid_only = {ADVANTAGES: lambda: advantage_probes()[:3]}
-    monkeypatch.setattr(diagnosis, "PROBES", valid_only)
-    found = _diagnose(solution, ADVANTAGES)
+    found = _diagnose(solution, ADVANTAGES, probes=valid_only)
     assert found is not None and found.id == "accepts_group_size_one"
     # Were they two ideas, neither would be named.
     split = tuple(replace(m, idea=m.id) for m in MISTAKES)
-    monkeypatch.setattr(diagnosis, "catalogue", lambda: split)
-    assert _diagnose(solution, ADVANTAGES) is None
+    assert _diagnose(solution, ADVANTAGES, probes=valid_only, mistakes=split) is None

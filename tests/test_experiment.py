@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import math
 
-from grader import experiment
-from grader.cli import COMMANDS
+from grader.cli import _commands
+from reference import experiment
 
 
 def test_length_experiment_writes_a_plot_and_its_caveats(tmp_path, capsys):
-    assert COMMANDS["experiment"] == "grader.experiment"
+    assert _commands()["experiment"] == "reference.experiment"  # the exercise's own command
     target = tmp_path / "length.html"
     assert experiment.main(["length", "--steps", "8", "--seeds", "2", "-o", str(target)]) == 0
     printed = capsys.readouterr().out

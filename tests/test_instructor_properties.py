@@ -11,9 +11,10 @@ import pytest
 from helpers import CHECK_COUNT, EXAMPLE, EXAMPLE_ID, MISTAKES, ROOT, SOLUTION, TEMPLATE, run, validate
 
 import grader.authoring
+import properties.authoring as kit
 from grader.api import UsageError, builtin_checks
 from grader.extensions import all_checks, load
-from grader.render import FORMATS
+from grader.formats import render
 
 STRIDED = MISTAKES / "strided_groups.py"  # groups every B-th reward: shuffling inside a group shows it
 
@@ -135,13 +136,15 @@ def test_a_path_that_holds_no_properties_is_a_usage_error(tmp_path, make, says):
 
 
 def test_the_builtin_checks_are_written_with_the_public_api():
-    """The built-in checks import what they use from grader.authoring, as an instructor does."""
+    """The built-in checks import what they use from the exercise's authoring kit, as an
+    instructor does; ``grader.authoring`` gives the same names."""
     for name in ("advantages", "loss", "stats"):
         tree = ast.parse((ROOT / "properties" / f"{name}.py").read_text())
         sources = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-        assert "grader.authoring" in sources, name
+        assert "properties.authoring" in sources, name
         assert not sources & {"grader.checks", "grader.expect", "properties.common", "properties.strategies"}
     assert all(hasattr(grader.authoring, name) for name in grader.authoring.__all__)
+    assert all(getattr(grader.authoring, name) is getattr(kit, name) for name in kit.__all__)
 
 
 @pytest.mark.e2e
@@ -160,11 +163,11 @@ def test_the_example_is_graded_like_a_builtin_check_in_every_format(graded):
     assert inputs["batch"]["group_size"] >= 2 and set(inputs) == {"batch", "seed"}
     assert template.checks[0].status == "error"
 
-    report = json.loads(FORMATS["json"](wrong))
+    report = json.loads(render("json", wrong))
     validate(report)
     assert report["checks"][0]["id"] == EXAMPLE_ID and report["max_score"] == 2
-    assert "FAIL    advantages_permutation_equivariant (0/2)" in FORMATS["text"](wrong)
-    assert "advantages_permutation_equivariant" in FORMATS["text"](right)
+    assert "FAIL    advantages_permutation_equivariant (0/2)" in render("text", wrong)
+    assert "advantages_permutation_equivariant" in render("text", right)
 
 
 @pytest.mark.e2e

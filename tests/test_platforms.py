@@ -99,7 +99,7 @@ def test_the_four_formats_validate_and_agree_on_the_score(graded, path):
 
 
 def test_gradescope_and_prairielearn_unlock_the_notes_only_when_solved(graded):
-    from grader.notes import NOTES
+    from properties.exercise import NOTES
 
     solved, biased = graded(SOLUTION), graded(BIASED)
     assert solved.solved and not biased.solved

@@ -101,7 +101,7 @@ def test_the_release_holds_no_secret_file_and_no_line_of_the_answer(installed):
     assert "drgrpo.py" in files and "reference/provided.py" in files and "grader/cli.py" in files
     assert {f for f in files if f.startswith("properties/")} == {
         f"properties/{p.name}" for p in (ROOT / "properties").glob("*.py")
-    }
+    } | {"properties/rubric.toml"}
     for secret in ("reference/solution.py", "grader/diagnosis.py", "grader/audit.py"):
         assert secret not in files
     assert not [f for f in files if f.startswith(("reference/mistakes", "tests/", "examples/"))]
@@ -115,11 +115,11 @@ def test_the_release_holds_no_secret_file_and_no_line_of_the_answer(installed):
 PROBE = """
 import importlib, pkgutil, sys, torch
 import grader, properties, reference
-from grader import edition
 from grader.errors import ReferenceWithheld
 from grader.api import builtin_checks
+from grader.exercise import load
 
-assert edition.STUDENT_RELEASE and not edition.HAS_CATALOGUE
+assert load().student_release() and not load().has_catalogue()
 assert len(builtin_checks()) == {checks}
 for package in (grader, properties, reference):
     for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):

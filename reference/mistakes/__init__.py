@@ -9,7 +9,7 @@ that are one wrong idea written two ways. The tests grade every module and hold 
 gives (``grader.diagnosis``).
 
 Like the reference solution, these files are near-answers: the grader keeps them out of the
-workers' reach (``grader.sandbox.hide_solution``, ``grader.worker.SECRET_MODULES``).
+workers' reach (``Exercise.secret_modules``: ``grader.student.confinement``).
 """
 
 from __future__ import annotations

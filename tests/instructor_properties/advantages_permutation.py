@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from grader.authoring import ADVANTAGES, RewardBatch, advantages_of, check, expect, reward_batches
+from properties.authoring import ADVANTAGES, RewardBatch, advantages_of, check, expect, reward_batches
 
 
 @check(
