@@ -80,7 +80,7 @@ def main() -> int:
             return 0
         sys.path.insert(0, str(ROOT))
         from grader.api import grade
-        from grader.sandbox import Zygote
+        from grader.sandbox.zygote import Zygote
 
         mismatches = 0
         started = time.perf_counter()

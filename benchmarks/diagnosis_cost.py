@@ -3,7 +3,7 @@
     python benchmarks/diagnosis_cost.py [--rounds 3] [--max-examples 100]
 
 Grades a few catalogued mistakes (each fails some checks, so each pays for its diagnosis)
-in one process with one zygote, with the feedback on and off (``grader.feedback.explain``
+in one process with one zygote, with the feedback on and off (``grader.feedback.explain.explain``
 replaced by a function that adds nothing), alternating so that both see the same machine
 load. Prints the ratio of the median times. A correct submission pays nothing: passing
 checks never reach the feedback.
@@ -20,9 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import feedback  # noqa: E402
-from grader.api import grade  # noqa: E402
-from grader.sandbox import Zygote  # noqa: E402
+from grader import api  # noqa: E402
+from grader.sandbox.zygote import Zygote  # noqa: E402
 
 SAMPLE = (
     "per_response_mean",
@@ -39,19 +38,19 @@ def main() -> None:
     parser.add_argument("--max-examples", type=int, default=100)
     args = parser.parse_args()
     paths = [ROOT / "reference" / "mistakes" / f"{name}.py" for name in SAMPLE]
-    explain = feedback.explain
+    explain = api.explain  # what grade() passes the runner: the diagnosis and the snippet
     zygote = Zygote()
     times: dict[str, list[float]] = {"with feedback": [], "without": []}
     try:
         for _ in range(args.rounds):
             for label, function in (("with feedback", explain), ("without", lambda *a: {})):
-                feedback.explain = function
+                api.explain = function
                 started = time.perf_counter()
                 for path in paths:
-                    grade(path, zygote=zygote, max_examples=args.max_examples)
+                    api.grade(path, zygote=zygote, max_examples=args.max_examples)
                 times[label].append(time.perf_counter() - started)
     finally:
-        feedback.explain = explain
+        api.explain = explain
         zygote.close()
     for label, runs in times.items():
         print(

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORRECT = ROOT / "examples" / "drgrpo_correct.py"
 SPINNER = ROOT / "tests" / "submissions" / "hostile" / "infinite_loop.py"
 GRADE = (
-    "import sys; from grader.api import grade; from grader.sandbox import Limits; "
+    "import sys; from grader.api import grade; from grader.sandbox.zygote import Limits; "
     "grade(sys.argv[1], limits=Limits(cgroups=sys.argv[2] == 'on'))"
 )
 

@@ -16,22 +16,25 @@ import hypothesis
 import torch
 
 import grader
-from grader import notes, parallel
-from grader.checks import Check
+from grader.declare.checks import Check, exercise_checks
+from grader.declare.rubric import Rubric, RubricError, default_rubric, load_rubric
+from grader.engine import parallel
+from grader.engine.drawing import grading_settings
+from grader.engine.recording import Recording
+from grader.engine.runner import run_checks
+from grader.engine.student import Student
+from grader.engine.visuals import collect as collect_visuals
 from grader.errors import UsageError
 from grader.exercise import Exercise, load
-from grader.recording import Recording
-from grader.report import Report
-from grader.rubric import Rubric, RubricError, default_rubric, load_rubric
-from grader.runner import grading_settings, run_checks
-from grader.sandbox import Limits, Zygote, ZygoteLink, cut_output, protections
-from grader.student import Student
-from grader.visuals import collect as collect_visuals
+from grader.feedback.explain import explain
+from grader.report import notes
+from grader.report.model import Report
+from grader.sandbox.zygote import Limits, Zygote, ZygoteLink, cut_output, protections
 
 
 def builtin_checks(exercise: Exercise | None = None) -> tuple[Check, ...]:
     """The exercise's own checks (default: ``grader.exercise.load()``'s)."""
-    return (exercise or load()).checks()
+    return exercise_checks(exercise or load())
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ def rubric_checks(
     exercise: Exercise | None = None,
 ) -> RubricApplied:
     """The one place where a rubric is applied, before any grading: to ``checks`` (default: the
-    exercise's own; ``grader.extensions.all_checks`` adds an instructor's, which a rubric can
+    exercise's own; ``grader.declare.extensions.all_checks`` adds an instructor's, which a rubric can
     then set too). ``rubric`` None is the exercise's default rubric."""
     exercise = exercise or load()
     try:
@@ -91,12 +94,12 @@ def grade(
 ) -> Report:
     """Grade one submission file. Never raises for anything the submission does.
 
-    ``checks`` are the checks to run (default: the built-in ones; ``grader.extensions.all_checks``
+    ``checks`` are the checks to run (default: the built-in ones; ``grader.declare.extensions.all_checks``
     adds an instructor's), as ``rubric`` sets them (a ``Rubric``, the path of a rubric file, or
     None for the packaged default; ``Rubric()`` grades by the declarations alone), of which
     ``only`` selects some. ``visuals``: also compute the plots' data with the student's functions
     (``Report.visuals``, for the HTML report). ``recording``: inputs drawn beforehand for a batch
-    (``grader.recording``); it changes no result, only skips drawing them again. ``exercise``:
+    (``grader.engine.recording``); it changes no result, only skips drawing them again. ``exercise``:
     what is graded (default: ``grader.exercise.load()``, Dr. GRPO unless configured otherwise).
 
     Raises ``UsageError`` for a missing file, an unknown check id or a bad rubric. Any failure of
@@ -179,7 +182,13 @@ def _run_shard(
     student = Student(link, path, limits, exercise)
     try:
         results = run_checks(
-            checks, student, seed=seed, max_examples=max_examples, deadline=deadline, recording=recording
+            checks,
+            student,
+            seed=seed,
+            max_examples=max_examples,
+            deadline=deadline,
+            recording=recording,
+            explain=explain,
         )
     finally:
         output = student.close()
@@ -198,7 +207,7 @@ def _metadata(seed: int, max_examples: int, limits: Limits) -> dict[str, Any]:
             "version": hypothesis.__version__,
             "max_examples": max_examples,
             # Hypothesis' own derandomize is off: each check is seeded with
-            # sha256(f"{seed}:{check id}") instead (grader.runner.check_seed), which is what
+            # sha256(f"{seed}:{check id}") instead (grader.engine.runner.check_seed), which is what
             # makes a grade reproducible.
             "derandomized": profile.derandomize,
             "seeding": "per check, from sha256(seed:check_id)",

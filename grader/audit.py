@@ -2,7 +2,7 @@
 
 A check is right when the reference solution passes it, and useful when it catches a classic
 mistake. The audit grades the reference, the untouched student template and every catalogued
-mistake (``reference/mistakes/``) with the same checks, and shows which check catches which
+mistake (``Exercise.catalogue``) with the same checks, and shows which check catches which
 mistake (the catch matrix). It flags:
 
 - errors: a check the reference fails; a mistake no check catches; a check that broke on its
@@ -30,11 +30,11 @@ from grader import options
 from grader.errors import UsageError
 
 if TYPE_CHECKING:
-    from grader.checks import Check
+    from grader.declare.checks import Check
     from grader.exercise import Exercise
-    from grader.report import Report
+    from grader.report.model import Report
 
-Mistake = Any  # a catalogued mistake (see grader.diagnosis)
+Mistake = Any  # a catalogued mistake (see grader.feedback.diagnosis)
 AUDIT_VERSION = "1.0"
 # A cell of the matrix: how the check ended on the mistake's submission.
 # ``grader_error``: the grader or the check's own code broke (not a catch); ``missing``: no result.
@@ -354,13 +354,13 @@ def _chosen_mistakes(exercise: Exercise, ids: Sequence[str] | None) -> tuple[Mis
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from grader.sandbox import Zygote
+    from grader.sandbox.zygote import Zygote
 
     zygote = Zygote()  # first: it imports torch on the other core while we do
     try:
         from grader.api import grade, select
+        from grader.declare.extensions import all_checks
         from grader.exercise import load
-        from grader.extensions import all_checks
 
         try:
             exercise = load(args.exercise)
@@ -386,7 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = audit(checks, grade=grade_one, mistakes=mistakes, progress=progress, exercise=exercise)
     finally:
         zygote.close()
-    from grader.render import emit
+    from grader.report.render import emit
 
     emit(FORMATS[args.format](result), args.output)
     print(f"audit: {_tally(result)}", file=sys.stderr)

@@ -28,11 +28,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from grader import display, expect, values
-from grader.checks import VISIBILITIES, Check, Inputs, check
+from grader.compare import display, expect, values
+from grader.declare.checks import VISIBILITIES, Check, Inputs, check
+from grader.engine.student import Outcome, Student
 from grader.errors import CheckFailed, SubmissionRaised
 from grader.exercise import load
-from grader.student import Outcome, Student
 
 __all__ = [
     "VISIBILITIES",

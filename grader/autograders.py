@@ -112,7 +112,7 @@ def run(platform: str, rubric: Path | None = None) -> int:
     layout = LAYOUTS[platform]()
     try:
         # The zygote first: it imports torch on the other core while this process does.
-        from grader.sandbox import Zygote
+        from grader.sandbox.zygote import Zygote
 
         zygote = Zygote()
         try:
@@ -123,9 +123,9 @@ def run(platform: str, rubric: Path | None = None) -> int:
                     layout.results_file, problem_results(platform, str(missing), students_fault=True)
                 )
                 return EXIT_PASSED
-            from grader import platforms
             from grader.api import grade
-            from grader.render import sandbox_warning, summary_line
+            from grader.report import platforms
+            from grader.report.render import sandbox_warning, summary_line
 
             report = grade(submission, zygote=zygote, rubric=rubric)
             render = platforms.gradescope if platform == "gradescope" else platforms.prairielearn

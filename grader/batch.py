@@ -7,7 +7,7 @@ Writes ``OUTDIR/reports/<submission>.json`` (the same report as ``python -m grad
 ``OUTDIR/scores.csv`` (submission, score, max_score, problem, then one column per check), and
 prints a table of the pass rate of each check, the most failed first.
 
-Speed: torch is imported, and the inputs of the shared runs drawn (``grader.recording``), once, in
+Speed: torch is imported, and the inputs of the shared runs drawn (``grader.engine.recording``), once, in
 this process; each submission is then graded in a fork of it, with one shard, against one
 shared zygote, ``--jobs`` at a time. A submission's result does not depend on its neighbours: it
 is the very ``grade()`` a single ``python -m grader`` runs, with the same seed (only the split
@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from grader.declare.rubric import Rubric
+from grader.engine.recording import Recording, record
 from grader.options import EXIT_GRADER, EXIT_PASSED, add_grading, add_output, positive
-from grader.recording import Recording, record
-from grader.rubric import Rubric
 
 if TYPE_CHECKING:
-    from grader.checks import Check
+    from grader.declare.checks import Check
     from grader.exercise import Exercise
 
 # Seconds a grading process may take beyond the grade's own time budget before it is killed.
@@ -107,7 +107,7 @@ class Pool:
     """Forks of this process, each grading one submission, ``jobs`` at a time."""
 
     def __init__(self, settings: Settings, jobs: int) -> None:
-        from grader.sandbox import Limits, Zygote
+        from grader.sandbox.zygote import Limits, Zygote
 
         if jobs < 1:
             raise ValueError(f"jobs={jobs} is invalid; expected an integer >= 1")
@@ -174,7 +174,7 @@ class Pool:
         return [results[s.name] for s in submissions]
 
     def _fork(self, submission: Submission) -> tuple[int, int]:
-        from grader.parallel import fork_grading  # not at import: the zygote starts first
+        from grader.engine.parallel import fork_grading  # not at import: the zygote starts first
 
         settings, recording = self.settings, self.recording
 
@@ -198,7 +198,7 @@ class Pool:
         if not killed:
             with contextlib.suppress(ValueError):
                 return Graded(running.submission, json.loads(b"".join(running.chunks)))
-        from grader.sandbox import describe_status
+        from grader.sandbox.zygote import describe_status
 
         why = (
             f"it took more than {self.budget_s:g} s and was killed"
@@ -211,7 +211,7 @@ class Pool:
 
 def _record(settings: Settings) -> Recording:
     """Import the grading code here, once, so that every fork starts with it loaded, and draw
-    the shared runs' inputs once for the whole batch (``grader.recording``)."""
+    the shared runs' inputs once for the whole batch (``grader.engine.recording``)."""
     from grader import api
 
     checks = api.rubric_checks(settings.rubric, settings.checks, settings.exercise).checks
@@ -223,7 +223,7 @@ def _grade(  # pragma: no cover - runs in the child
 ) -> bytes:
     """Grade one submission in a forked grading process: its JSON report."""
     from grader.api import grade
-    from grader.render import render_json
+    from grader.report.render import render_json
 
     report = grade(
         submission.path,
@@ -350,9 +350,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
     from grader.api import rubric_checks
+    from grader.declare.extensions import all_checks
+    from grader.declare.rubric import default_rubric, load_rubric
     from grader.exercise import load
-    from grader.extensions import all_checks
-    from grader.rubric import default_rubric, load_rubric
 
     try:
         exercise = load(args.exercise)

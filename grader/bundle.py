@@ -47,7 +47,7 @@ fi
 "$home/venv/bin/python" -m pip install --quiet "$here/grader-src"
 # Student code runs as other users: the installed solution and mistake catalogue, and the zip's
 # copy, are root's alone (grades would do the former too; the image should not wait for one).
-"$home/venv/bin/python" -c 'from grader.student import hide_secrets; hide_secrets()'
+"$home/venv/bin/python" -c 'from grader.engine.student import hide_secrets; hide_secrets()'
 chmod -R go-rwx "$here"
 """
 

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 # Standard library only, both: the zygote is not kept waiting.
 from grader.errors import UsageError
-from grader.formats import FORMATS
 from grader.options import EXIT_FAILED, EXIT_GRADER, EXIT_PASSED, add_grading, add_output
+from grader.report.formats import FORMATS
 
 # name -> module with main(argv) -> int
 COMMANDS: dict[str, str] = {
@@ -103,8 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.list:
         from grader.api import rubric_checks
+        from grader.declare.extensions import all_checks
         from grader.exercise import load
-        from grader.extensions import all_checks
 
         try:
             exercise = load(args.exercise)
@@ -129,16 +129,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
     # Start the worker's parent first: it imports torch on the other core while we do.
-    from grader.sandbox import Zygote
+    from grader.sandbox.zygote import Zygote
 
     zygote = Zygote()
     try:
         from grader.api import grade, unusable
+        from grader.declare.extensions import all_checks
         from grader.exercise import load
-        from grader.extensions import all_checks
-        from grader.formats import render
-        from grader.render import emit, sandbox_warning, summary_line
-        from grader.report import USAGE_ERROR
+        from grader.report.formats import render
+        from grader.report.model import USAGE_ERROR
+        from grader.report.render import emit, sandbox_warning, summary_line
 
         exercise = None
         try:

@@ -2,8 +2,9 @@
 
 The errors the grader raises to whoever uses it derive from ``GraderError``: ``UsageError`` (the
 grader called wrongly; defined here, so that the command line reports it without importing the
-engine), ``grader.checks.DeclarationError`` (a check declared wrongly),
-``grader.rubric.RubricError`` (a bad rubric) and ``grader.wire.WireError`` (a malformed message).
+engine), ``grader.declare.checks.DeclarationError`` (a check declared wrongly),
+``grader.declare.rubric.RubricError`` (a bad rubric) and ``grader.sandbox.wire.WireError`` (a
+malformed message).
 Each is a ``ValueError`` too, so a caller's ``except ValueError`` still catches them.
 
 The other family is how a check ends other than passing, one exception each, raised inside a

@@ -46,8 +46,8 @@ class Exercise:
     ``functions`` maps each function a student writes to its parameter names (a check's
     ``target`` is one of them; a replay snippet names the arguments). ``root`` is the folder the
     paths are relative to. ``solution`` and ``catalogue`` are staff only: a worker can never
-    import them, the student release leaves them out, and ``grader.student.hide_secrets`` makes their files
-    readable by root only. ``provided`` are the files a student gets beside the template;
+    import them, the student release leaves them out, and ``grader.engine.student.hide_secrets``
+    makes their files readable by root only. ``provided`` are the files a student gets beside the template;
     ``worker_packages`` the packages a student's code may import from the grader's
     installation (besides the standard library and torch).
     """
@@ -106,17 +106,6 @@ class Exercise:
         raise ``ReferenceWithheld`` (the checks that compare with it are graded on submission).
         Done before the check modules are imported, which import the solution."""
         withhold(self.solution)
-
-    def checks(self) -> tuple[Any, ...]:
-        """The exercise's own checks, in module and definition order."""
-        from grader.checks import collect  # the exercise's modules import grader.checks too
-
-        self.withhold_solution()
-        found = collect(self.check_modules)
-        unknown = sorted({c.target for c in found} - set(self.functions))
-        if unknown:
-            raise ExerciseError(f"exercise {self.name!r}: checks target unknown functions {unknown}")
-        return found
 
 
 class ExerciseError(GraderError, ValueError):

@@ -51,7 +51,7 @@ def add_exercise(parser: argparse.ArgumentParser) -> None:
 
 
 def add_properties(parser: argparse.ArgumentParser) -> None:
-    """``--properties PATH`` (repeatable): an instructor's checks (``grader.extensions``)."""
+    """``--properties PATH`` (repeatable): an instructor's checks (``grader.declare.extensions``)."""
     parser.add_argument(
         "--properties",
         action="append",

@@ -27,7 +27,7 @@ from grader.options import EXIT_PASSED, add_exercise, add_rubric
 
 ROOT = Path(__file__).resolve().parent.parent
 # Commands and modules for staff: they need the solution or the catalogue, or grade others' files.
-STAFF_ONLY = ("audit.py", "batch.py", "bundle.py", "diagnosis.py", "release.py")
+STAFF_ONLY = ("audit.py", "batch.py", "bundle.py", "feedback/diagnosis.py", "release.py")
 
 PYPROJECT = """\
 [build-system]
@@ -78,9 +78,10 @@ def _check_packages(exercise: Exercise) -> list[str]:
 def shipped_files(exercise: Exercise | None = None, root: Path = ROOT) -> Iterator[tuple[Path, str]]:
     """(file, path in the release), every one named on purpose."""
     exercise = exercise or load()
-    for path in sorted((root / "grader").glob("*.py")):
-        if path.name not in STAFF_ONLY:
-            yield path, f"grader/{path.name}"
+    for path in sorted((root / "grader").rglob("*.py")):
+        name = path.relative_to(root / "grader").as_posix()
+        if name not in STAFF_ONLY and "__pycache__" not in path.parts:
+            yield path, f"grader/{name}"
     yield root / "grader" / "report.schema.json", "grader/report.schema.json"
     for package in _check_packages(exercise):
         for path in sorted((exercise.root / package).glob("*.py")):

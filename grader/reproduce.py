@@ -1,24 +1,14 @@
-"""Reproduction snippets: a failed check's example as a short Python file a student can run.
-
-The snippet rebuilds the tensors of every call the failing example made, from literal values,
-imports the student's file by its path, makes each call (and its backward pass), prints what
-the student's function gave, and ends with the check's own message. It shows nothing the
-report does not already show: the inputs were drawn by Hypothesis, the values printed are the
-student's own, and the only expected values are those the message quotes. No value computed by
-the reference is embedded, so a snippet can be handed to students, and it needs no reference
-to be written (the student release builds it too).
-
-``python -m grader SUB.py --reproduce CHECK`` grades that one check, prints its snippet, and
-shows what the student's functions gave on each of the example's calls. Those replies come
-from the sandboxed worker as data and are shown, and compared, here in the trusted process:
-no verdict is ever computed in the student's interpreter. A check whose details are withheld
-(hidden by the rubric) shows no snippet and no number there either.
+"""``python -m grader SUB.py --reproduce CHECK``: grade that one check, print its reproduction
+snippet (``grader.feedback.snippet``), and show what the student's functions gave on each of
+the example's calls. Those replies come from the sandboxed worker as data and are shown, and
+compared, here in the trusted process: no verdict is ever computed in the student's
+interpreter. A check whose details are withheld (hidden by the rubric) shows no snippet and no
+number there either.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,126 +16,19 @@ from typing import Any
 
 import numpy as np
 
-from grader import display, values, wire
+from grader.api import rubric_checks, select
+from grader.compare import display, values
+from grader.engine.runner import run_check
+from grader.engine.student import Student, outcome
 from grader.errors import UsageError
 from grader.exercise import Exercise, load
+from grader.feedback.explain import explain
+from grader.feedback.snippet import parameter_name
 from grader.options import EXIT_FAILED, EXIT_GRADER, EXIT_PASSED
-from grader.render import printable
-from grader.student import outcome
-
-_HEADER = '''\
-# Replays the failed check {check}: the calls it made to your functions, then its verdict.
-# Run it with Python in an environment with torch. It imports your file from SUBMISSION.
-import importlib.util
-
-import torch
-
-SUBMISSION = {path!r}
-nan, inf = float("nan"), float("inf")
-torch.set_printoptions(precision=8)
-spec = importlib.util.spec_from_file_location("submission", SUBMISSION)
-submission = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(submission)
-
-
-def same(a, b):
-    """Equal, nan included (to tell whether a call changed its argument in place)."""
-    return a.shape == b.shape and bool(((a == b) | ((a != a) & (b != b))).all())
-
-
-def show(label, function, args, kwargs, backward):
-    """Call function(*args, **kwargs), differentiate the output at index path backward, and
-    print what came back: the result or the exception, the gradients, edited arguments."""
-    tensors = {{name: t for name, t in args.items() if isinstance(t, torch.Tensor)}}
-    before = {{name: t.detach().clone() for name, t in tensors.items()}}
-    try:
-        result = function(*args.values(), **kwargs)
-    except Exception as error:
-        print(f"{{label}} raised {{type(error).__name__}}: {{error}}")
-        return
-    print(f"{{label}} returned:\\n  {{result!r}}")
-    if backward is not None:
-        try:
-            output = result
-            for index in backward:
-                output = output[index]
-            output.backward()
-        except Exception as error:
-            print(f"  its backward pass raised {{type(error).__name__}}: {{error}}")
-        else:
-            for name, t in tensors.items():
-                if t.requires_grad:
-                    print(f"  {{name}}.grad:\\n  {{t.grad!r}}")
-    for name, t in tensors.items():
-        if not same(t.detach(), before[name]):
-            print(f"  {{name}} was changed in place: {{t!r}}")
-'''
-
-
-def snippet(
-    check_id: str,
-    submission: str,
-    calls: list[tuple[bytes, dict[str, Any]]],
-    message: str,
-    parameters: Mapping[str, Sequence[str]] | None = None,
-) -> str | None:
-    """The snippet replaying ``calls`` (the failing example's, in order) and quoting the check's
-    ``message``; None when the example made no call (a failure no call shows). ``parameters``:
-    the functions' parameter names, for readable arguments (default: the exercise's)."""
-    if not calls:
-        return None
-    parameters = load().functions if parameters is None else parameters
-    lines = [_HEADER.format(check=check_id, path=str(Path(submission).resolve()))]
-    for number, (data, _reply) in enumerate(calls, 1):
-        lines += ["", *_call(wire.unpack(data), f"call {number} of {len(calls)}", parameters)]
-    lines += ["", "print()", f"print({('the check ' + check_id + ' said: ' + message)!r})"]
-    return "\n".join(lines) + "\n"
-
-
-def _call(request: dict[str, Any], label: str, parameters: Mapping[str, Sequence[str]]) -> list[str]:
-    function = request["function"]
-    names = parameters.get(function, ())
-    args = [f"    {_name(names, index)!r}: {_argument(spec)}," for index, spec in enumerate(request["args"])]
-    kwargs = ", ".join(f"{key!r}: {_argument(spec)}" for key, spec in request["kwargs"].items())
-    backward = None if request.get("backward") is None else tuple(request["backward"])
-    return [
-        f"# {label}: {function}",
-        "args = {",
-        *args,
-        "}",
-        f"show({f'{label}: {function}'!r}, submission.{function}, args, {{{kwargs}}}, {backward!r})",
-    ]
-
-
-def _name(names: Sequence[str], index: int) -> str:
-    """The parameter's name, from the exercise's signature (``Exercise.functions``)."""
-    return names[index] if index < len(names) else f"arg{index}"
-
-
-def _argument(spec: dict[str, Any]) -> str:
-    if "array" not in spec:
-        return repr(spec["value"])
-    grad = ", requires_grad=True" if spec.get("requires_grad") else ""
-    return f"torch.tensor({_literal(np.asarray(spec['array']))}, dtype=torch.{spec['dtype']}{grad})"
-
-
-def _literal(data: np.ndarray) -> str:
-    if data.ndim == 0:
-        return _number(data[()])
-    return "[" + ", ".join(_literal(row) for row in data) + "]"
-
-
-def _number(x: Any) -> str:
-    if isinstance(x, (bool, np.bool_)):
-        return repr(bool(x))
-    if isinstance(x, (int, np.integer)):
-        return str(int(x))
-    value = float(str(x)) if isinstance(x, np.floating) else float(x)  # shortest form in its dtype
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return repr(value + 0.0)
+from grader.report.render import printable
+from grader.report.visibility import for_students
+from grader.sandbox import wire
+from grader.sandbox.zygote import Limits, Zygote
 
 
 def replies_text(calls: list[tuple[bytes, dict[str, Any]]], parameters: Mapping[str, Sequence[str]]) -> str:
@@ -173,10 +56,10 @@ def replies_text(calls: list[tuple[bytes, dict[str, Any]]], parameters: Mapping[
         # zip: a hostile worker may send more gradients or arguments than the call had.
         for index, (spec, grad) in enumerate(zip(sent, found.grads or (), strict=False)):
             if spec.get("requires_grad"):
-                lines.append(f"  {_name(names, index)}.grad: {_shown(grad)}")
+                lines.append(f"  {parameter_name(names, index)}.grad: {_shown(grad)}")
         for index, (spec, after) in enumerate(zip(sent, found.args_after or (), strict=False)):
             if _changed(after, spec.get("array")):
-                lines.append(f"  {_name(names, index)} was changed in place: {_shown(after)}")
+                lines.append(f"  {parameter_name(names, index)} was changed in place: {_shown(after)}")
     return "\n".join(lines) + "\n"
 
 
@@ -217,12 +100,6 @@ def reproduce_check(
     does, then print its snippet and the student's replies on the failing example. Exit 0 when
     the check passed (or is graded on submission), 1 when it did not, 2 for a usage error or a
     failure of the grader."""
-    from grader.api import rubric_checks, select
-    from grader.runner import run_check
-    from grader.sandbox import Limits, Zygote
-    from grader.student import Student
-    from grader.visibility import for_students
-
     try:
         if not Path(submission).is_file():
             raise UsageError(f"no such submission file: {submission}")
@@ -235,7 +112,7 @@ def reproduce_check(
     try:
         student = Student(zygote, str(Path(submission).resolve()), Limits(), exercise)
         try:
-            result = run_check(check, student, seed=seed, max_examples=max_examples)
+            result = run_check(check, student, seed=seed, max_examples=max_examples, explain=explain)
             # Hypothesis ends on the shrunk failing example: these are its calls.
             calls = student.example_calls()
         finally:

@@ -13,8 +13,8 @@ from types import MappingProxyType
 import numpy as np
 import torch
 
-from grader import expect, values
-from grader.student import Outcome, Student
+from grader.compare import expect, values
+from grader.engine.student import Outcome, Student
 from properties.exercise import EXERCISE
 from properties.strategies import LossBatch, RewardBatch
 from reference.provided import STAT_KEYS, masked_logprobs, token_objective

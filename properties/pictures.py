@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from grader.engine.student import Student
 from grader.errors import SubmissionBroken, SubmissionRaised, SubmissionTimedOut
-from grader.html_report import figure_html
-from grader.student import Student
+from grader.report.html import figure_html
 from properties.common import solution
 from reference.provided import grpo_reference_advantages, grpo_reference_loss
 
@@ -38,7 +38,7 @@ _STOPS = (SubmissionBroken, SubmissionRaised, SubmissionTimedOut)
 
 
 def collect(student: Student) -> dict[str, Any]:
-    """Both pictures' data, with ``student``'s functions (``grader.visuals.collect`` gives it
+    """Both pictures' data, with ``student``'s functions (``grader.engine.visuals.collect`` gives it
     a worker of its own and the plots' time budget)."""
     return {"token_weights": token_weights(student), "difficulty": difficulty(student)}
 

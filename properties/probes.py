@@ -17,7 +17,7 @@ import functools
 import numpy as np
 import torch
 
-from grader.student import request
+from grader.engine.student import request
 from properties.common import ADVANTAGES, LOSS, LOSS_CALL, hyper, loss_arguments
 from properties.strategies import LossBatch
 

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from grader.checks import Inputs
+from grader.declare.checks import Inputs
 
 DTYPES = (torch.float64, torch.float32)
 CLIP_EPS = (0.2, 0.1, 0.3, 0.05, 0.5)
@@ -223,7 +223,7 @@ def loss_batches(
 
 
 # The inputs the built-in checks share: checks that draw from the same Inputs run together,
-# each seeing every example (grader.runner).
+# each seeing every example (grader.engine.runner).
 SCALES = (2.0, 0.5, 10.0, -1.0, 3.0)
 SHIFTS = (1.0, -3.0, 0.5, 10.0)
 REWARDS = Inputs(

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from grader.api import grade
-from grader.report import Report
-from grader.sandbox import Zygote
+from grader.report.model import Report
+from grader.sandbox.zygote import Zygote
 
 # Fixtures that start the sandbox's processes: only end-to-end tests may use them.
 PROCESS_FIXTURES = ("zygote", "graded")

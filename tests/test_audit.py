@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from grader import audit as audit_module
 from grader.api import builtin_checks
 from grader.audit import Audit, audit, render_json, render_text
-from grader.checks import check
-from grader.extensions import load
-from grader.report import CheckResult, Report
+from grader.declare.checks import check
+from grader.declare.extensions import load
+from grader.report.model import CheckResult, Report
 from properties.exercise import EXERCISE
 from reference.mistakes import Mistake, catalogue
 

@@ -150,7 +150,7 @@ def test_a_crash_of_the_grader_still_writes_results(tmp_path, monkeypatch, platf
     def broken() -> None:
         raise RuntimeError("the grader broke")
 
-    monkeypatch.setattr("grader.sandbox.Zygote", broken)
+    monkeypatch.setattr("grader.sandbox.zygote.Zygote", broken)
     assert autograders.run(platform) == 2
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     jsonschema.Draft202012Validator(GRADESCOPE if platform == "gradescope" else PRAIRIELEARN).validate(

@@ -8,7 +8,7 @@ import types
 import pytest
 from hypothesis import strategies as st
 
-from grader.checks import Check, Inputs, check, collect
+from grader.declare.checks import Check, Inputs, check, collect
 
 NUMBERS = Inputs("numbers", x=st.integers(), y=st.integers())
 
@@ -88,7 +88,7 @@ def _module(name: str, source: str) -> types.ModuleType:
 
 DECLARES_SAME_ID = """
 from hypothesis import strategies as st
-from grader.checks import check
+from grader.declare.checks import check
 
 @check(target="drgrpo_loss", points=1, inputs={"x": st.integers()}, id="same_id")
 def body(student, x):

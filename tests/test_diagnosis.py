@@ -19,9 +19,11 @@ import pytest
 from helpers import BIASED, HOSTILE, ROOT, SOLUTION, SUBMISSIONS, TEMPLATE, fixtures, run
 from helpers import MISTAKES as MISTAKE_FOLDER
 
-from grader import diagnosis, replay, reproduce, values, wire
 from grader.api import builtin_checks
-from grader.render import render_text
+from grader.compare import values
+from grader.feedback import diagnosis, replay, snippet
+from grader.report.render import render_text
+from grader.sandbox import wire
 from properties.common import ADVANTAGES
 from properties.exercise import EXERCISE
 from properties.probes import PROBES, advantage_probes
@@ -184,7 +186,7 @@ def _numbers(found) -> set[str]:
         while stack:
             item = stack.pop()
             if isinstance(item, values.TensorValue) and item.data is not None:
-                out |= set(_NUMBER.findall(reproduce._literal(np.asarray(item.data, dtype=np.float64))))
+                out |= set(_NUMBER.findall(snippet._literal(np.asarray(item.data, dtype=np.float64))))
             elif isinstance(item, values.SequenceValue):
                 stack += item.items
             elif isinstance(item, values.DictValue):
@@ -200,12 +202,12 @@ def test_a_snippet_embeds_no_value_the_reference_computes():
         module = mistake.module()
         for data in PROBES[mistake.target]():
             reply = replay.replay(module, data)
-            code = reproduce.snippet("some_check", str(mistake.path), [(data, reply)], "the message")
+            code = snippet.snippet("some_check", str(mistake.path), [(data, reply)], "the message")
             request = wire.unpack(data)
             sent = set()
             for spec in [*request["args"], *request["kwargs"].values()]:
                 found = np.asarray(spec["array"] if "array" in spec else spec["value"], dtype=np.float64)
-                sent |= set(_NUMBER.findall(reproduce._literal(found)))
+                sent |= set(_NUMBER.findall(snippet._literal(found)))
             computed = _numbers(replay.parts(replay.replay(solution, data))) | _numbers(replay.parts(reply))
             leaked = (computed - sent) & set(_NUMBER.findall(code))
             assert not leaked, (mistake.id, leaked)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from grader import api, errors
-from grader.checks import DeclarationError
-from grader.rubric import RubricError
-from grader.wire import WireError
+from grader.declare.checks import DeclarationError
+from grader.declare.rubric import RubricError
+from grader.sandbox.wire import WireError
 
 
 @pytest.mark.parametrize("error", [errors.UsageError, DeclarationError, RubricError, WireError])

@@ -14,8 +14,8 @@ import pytest
 from helpers import CHECK_COUNT, HOSTILE, IS_ROOT, ROOT, SUBMISSIONS, WHY, validate
 
 from grader.api import grade
-from grader.render import render_json
-from grader.sandbox import SHARED_TEMPORARY, Limits, cgroups_available, solution_copies
+from grader.report.render import render_json
+from grader.sandbox.zygote import SHARED_TEMPORARY, Limits, cgroups_available, solution_copies
 
 # Unless student code runs as an unprivileged user (the grader is root, and Python and the
 # grader are installed where that user can read them), nothing stops these from reaching the

@@ -9,7 +9,7 @@ import pytest
 from helpers import BIASED
 from helpers import CORRECT_EXAMPLE as CORRECT
 
-from grader.html_report import render_html
+from grader.report.html import render_html
 
 pytestmark = pytest.mark.e2e
 

@@ -13,8 +13,8 @@ from helpers import CHECK_COUNT, EXAMPLE, EXAMPLE_ID, MISTAKES, ROOT, SOLUTION, 
 import grader.authoring
 import properties.authoring as kit
 from grader.api import UsageError, builtin_checks
-from grader.extensions import all_checks, load
-from grader.formats import render
+from grader.declare.extensions import all_checks, load
+from grader.report.formats import render
 
 STRIDED = MISTAKES / "strided_groups.py"  # groups every B-th reward: shuffling inside a group shows it
 
@@ -142,7 +142,12 @@ def test_the_builtin_checks_are_written_with_the_public_api():
         tree = ast.parse((ROOT / "properties" / f"{name}.py").read_text())
         sources = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         assert "properties.authoring" in sources, name
-        assert not sources & {"grader.checks", "grader.expect", "properties.common", "properties.strategies"}
+        assert not sources & {
+            "grader.declare.checks",
+            "grader.compare.expect",
+            "properties.common",
+            "properties.strategies",
+        }
     assert all(hasattr(grader.authoring, name) for name in grader.authoring.__all__)
     assert all(getattr(grader.authoring, name) is getattr(kit, name) for name in kit.__all__)
 

@@ -11,9 +11,9 @@ import jsonschema
 import pytest
 from helpers import BIASED, GRADESCOPE, MISTAKES, PRAIRIELEARN, SOLUTION, SUBMISSIONS
 
-from grader import platforms
-from grader.render import render_text
-from grader.report import Report
+from grader.report import platforms
+from grader.report.model import Report
+from grader.report.render import render_text
 
 pytestmark = pytest.mark.e2e
 

@@ -102,7 +102,7 @@ def test_the_release_holds_no_secret_file_and_no_line_of_the_answer(installed):
     assert {f for f in files if f.startswith("properties/")} == {
         f"properties/{p.name}" for p in (ROOT / "properties").glob("*.py")
     } | {"properties/rubric.toml"}
-    for secret in ("reference/solution.py", "grader/diagnosis.py", "grader/audit.py"):
+    for secret in ("reference/solution.py", "grader/feedback/diagnosis.py", "grader/audit.py"):
         assert secret not in files
     assert not [f for f in files if f.startswith(("reference/mistakes", "tests/", "examples/"))]
     answer = _answer_lines()

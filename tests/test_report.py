@@ -9,8 +9,8 @@ import jsonschema
 import pytest
 from helpers import BIASED, CHECK_COUNT, MISTAKES, SOLUTION, SUBMISSIONS, TEMPLATE, validate
 
-from grader.render import printable, render_json, render_text
-from grader.visibility import for_students
+from grader.report.render import printable, render_json, render_text
+from grader.report.visibility import for_students
 
 
 @pytest.mark.e2e
@@ -114,7 +114,7 @@ def test_a_submissions_output_cannot_forge_the_text_report(graded):
 
 @pytest.mark.e2e
 def test_the_metadata_states_the_hypothesis_settings_in_force(graded):
-    from grader.runner import grading_settings
+    from grader.engine.runner import grading_settings
 
     stated = graded(SOLUTION).grader["hypothesis"]
     settings = grading_settings(100)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from helpers import BIASED, EXAMPLE, FAST, SOLUTION, run
 
-from grader import rubric
 from grader.api import UsageError, builtin_checks, grade, rubric_checks
+from grader.declare import rubric
 
 
 @pytest.mark.parametrize(
@@ -46,7 +46,7 @@ def test_overrides_replace_points_and_visibility_and_drop_disabled_checks():
 
 
 def test_a_rubric_sets_instructor_checks_and_may_name_built_in_checks_not_graded():
-    from grader.extensions import load
+    from grader.declare.extensions import load
 
     (extra,) = load([EXAMPLE])
     staff = rubric.parse(

@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from grader import expect, replay
+from grader.compare import expect
 from grader.errors import CheckFailed
+from grader.feedback import replay
 
 SPECIAL = st.sampled_from([np.nan, np.inf, -np.inf, 0.0, -0.0])
 NUMBERS = st.floats(-1e3, 1e3, allow_nan=False) | SPECIAL

@@ -6,10 +6,10 @@ one way is: its docstring explains the wrong idea in the exercise's terms, ``NAM
 lists the checks that must catch it. ``IDEA`` (optional, the id by default) groups mistakes
 that are one wrong idea written two ways. The tests grade every module and hold it to
 ``CAUGHT_BY``; when a check fails, the grader names the mistake whose answers the submission
-gives (``grader.diagnosis``).
+gives (``grader.feedback.diagnosis``).
 
 Like the reference solution, these files are near-answers: the grader keeps them out of the
-workers' reach (``Exercise.secret_modules``: ``grader.student.confinement``).
+workers' reach (``Exercise.secret_modules``: ``grader.engine.student.confinement``).
 """
 
 from __future__ import annotations

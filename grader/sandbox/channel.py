@@ -1,4 +1,4 @@
-"""Length-prefixed messages over a socket, in the format of :mod:`grader.wire`."""
+"""Length-prefixed messages over a socket, in the format of :mod:`grader.sandbox.wire`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import struct
 import time
 from typing import Any
 
-from grader import wire
+from grader.sandbox import wire
 
 _LENGTH = struct.Struct("<Q")
 MAX_MESSAGE = 256 * 1024 * 1024

@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from grader import reproduce
-from grader.checks import Check
-from grader.student import Student
+from grader.declare.checks import Check
+from grader.engine.student import Student
+from grader.feedback.snippet import snippet
 
 
 def explain(
@@ -23,11 +23,11 @@ def explain(
     if not calls:
         return {}
     found = None
-    if student.exercise.has_catalogue():  # not in the student release
-        from grader import diagnosis
+    if student.exercise.has_catalogue():
+        from grader.feedback import diagnosis  # staff only: the student release does not ship it
 
         found = diagnosis.diagnose(check.target, student, calls)
     return {
         "diagnosis": None if found is None else dataclasses.asdict(found),
-        "reproduce": reproduce.snippet(check.id, student.path, calls, message, student.exercise.functions),
+        "reproduce": snippet(check.id, student.path, calls, message, student.exercise.functions),
     }

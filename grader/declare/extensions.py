@@ -22,13 +22,11 @@ import traceback
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
 
+from grader.declare.checks import Check, DeclarationError, defined_in, exercise_checks, unique
 from grader.errors import UsageError
-
-if TYPE_CHECKING:
-    from grader.checks import Check
-    from grader.exercise import Exercise
+from grader.exercise import Exercise
+from grader.exercise import load as load_exercise
 
 # Loaded modules live under this package-like prefix in sys.modules, one name per file path.
 PREFIX = "grader_properties_"
@@ -62,8 +60,6 @@ def _module_name(path: Path) -> str:
 
 def _import(path: Path) -> ModuleType:
     """Import one file as a module of its own (once per process, like any import)."""
-    from grader.checks import DeclarationError
-
     name = _module_name(path)
     if name in sys.modules:
         return sys.modules[name]
@@ -102,8 +98,6 @@ def _where(error: BaseException, path: Path) -> str:
 def load(paths: Sequence[Path], functions: Sequence[str] | None = None) -> tuple[Check, ...]:
     """The checks the properties files at ``paths`` define, in file and definition order, each
     on one of ``functions`` (the exercise's; None: any)."""
-    from grader.checks import defined_in
-
     checks: list[Check] = []
     for path in files(paths):
         defined = defined_in(_import(path))
@@ -123,11 +117,8 @@ def load(paths: Sequence[Path], functions: Sequence[str] | None = None) -> tuple
 def all_checks(paths: Sequence[Path] = (), exercise: Exercise | None = None) -> tuple[Check, ...]:
     """The exercise's checks (default: the configured one's), then those of the properties
     files, each on one of the exercise's functions; every id once."""
-    from grader.checks import DeclarationError, unique
-    from grader.exercise import load as load_exercise
-
     exercise = exercise or load_exercise()
     try:
-        return unique(exercise.checks() + load(paths, tuple(exercise.functions)))
+        return unique(exercise_checks(exercise) + load(paths, tuple(exercise.functions)))
     except DeclarationError as error:
         raise UsageError(str(error)) from error

@@ -1,7 +1,7 @@
 """Replaying a student's call on trusted code, and comparing what two calls gave back.
 
 The reference solution and the catalogued mistakes are the grader's own code: they run here,
-in the trusted process, through the very code path the worker uses (``grader.worker.Worker``),
+in the trusted process, through the very code path the worker uses (``grader.sandbox.worker.Worker``),
 so that their replies have the same form as the student's and compare part by part. Student
 code never runs here: its replies arrive as plain data from the worker.
 """
@@ -13,10 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from grader import values, wire
-from grader.expect import mismatched, rtol_for
-from grader.student import outcome
-from grader.worker import Worker
+from grader.compare import values
+from grader.compare.expect import mismatched, rtol_for
+from grader.engine.student import outcome
+from grader.sandbox import wire
+from grader.sandbox.worker import Worker
 
 
 def replay(module: ModuleType, data: bytes) -> dict[str, Any]:
@@ -123,7 +124,7 @@ def _zero_if_none(value: Any, other: Any) -> Any:
 
 
 def numbers_close(actual: np.ndarray, expected: np.ndarray, rtol: float) -> bool:
-    """Same shape, and within the tolerance a check allows (``grader.expect.mismatched``)."""
+    """Same shape, and within the tolerance a check allows (``grader.compare.expect.mismatched``)."""
     actual = np.asarray(actual, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
     return actual.shape == expected.shape and not mismatched(actual, expected, rtol).any()

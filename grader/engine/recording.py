@@ -1,6 +1,6 @@
 """Drawn inputs recorded once and replayed for every submission of a batch.
 
-A shared run (``grader.runner``) asks Hypothesis for up to ``max_examples`` inputs from a seed
+A shared run (``grader.engine.runner``) asks Hypothesis for up to ``max_examples`` inputs from a seed
 of its own. Hypothesis' choices depend on the seed and on how each example ended, and in a
 shared run every example ends normally (the members' failures are caught), until every member
 has failed. So the inputs a shared run sees are the same for every submission: a batch draws
@@ -19,7 +19,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from grader.checks import Check, by_inputs
+from grader.declare.checks import Check, by_inputs
+from grader.engine.drawing import check_seed, hypothesis_test
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,6 @@ def shared_budget(members: Sequence[Check], max_examples: int) -> int:
 
 def record(checks: Sequence[Check], *, seed: int, max_examples: int) -> Recording:
     """Draw, without any submission, what each shared run of ``checks`` would draw."""
-    from grader.runner import _hypothesis_test, check_seed
 
     draws = {}
     for members in by_inputs(checks):
@@ -56,7 +56,7 @@ def record(checks: Sequence[Check], *, seed: int, max_examples: int) -> Recordin
 
         test_seed = check_seed(seed, inputs.name)
         budget = shared_budget(members, max_examples)
-        _hypothesis_test(inputs, keep, test_seed, budget)(_NoStudent())
+        hypothesis_test(inputs, keep, test_seed, budget)(_NoStudent())
         draws[(inputs.name, test_seed, budget)] = tuple(seen)
     return Recording(draws)
 

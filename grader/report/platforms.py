@@ -1,7 +1,7 @@
 """Renderers for course platforms: one ``Report`` as each platform's autograder expects it.
 
-Pure functions like those of ``grader.render``, chosen by ``--format``; all four give the same
-score. What students see of a check follows the rubric (``grader.visibility``). The fields are
+Pure functions like those of ``grader.report.render``, chosen by ``--format``; all four give the same
+score. What students see of a check follows the rubric (``grader.report.visibility``). The fields are
 the platforms' documented ones:
 
 - Gradescope, "Autograder specifications": ``results.json`` with a top-level ``score``,
@@ -27,9 +27,9 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from grader.exercise import Exercise
-from grader.render import check_lines, render_text, summary_line
-from grader.report import CheckResult, Report
-from grader.visibility import for_students
+from grader.report.model import CheckResult, Report
+from grader.report.render import check_lines, render_text, summary_line
+from grader.report.visibility import for_students
 
 # Each test's output is cut to this many characters: PrairieLearn refuses results over 1 MB.
 OUTPUT_CHARS = 20_000

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from grader import display, values
+from grader.compare import display, values
 from grader.errors import CheckFailed
 
 # Relative tolerance per dtype: about 1000 units in the last place for float32 and float64.
@@ -29,7 +29,7 @@ def mismatched(
     actual: np.ndarray, expected: np.ndarray, rtol: float, scale: float | None = None
 ) -> np.ndarray:
     """Where ``actual`` is not ``expected``: the one tolerance rule, used by the checks
-    (``close``) and by the diagnosis' replays (``grader.replay``). Same shapes, float64.
+    (``close``) and by the diagnosis' replays (``grader.feedback.replay``). Same shapes, float64.
 
     A finite expected value allows ``rtol * (|expected| + scale)``, with ``scale`` the size of
     the quantity (by default the largest finite ``|expected|``, at least ``SCALE_FLOOR``): it

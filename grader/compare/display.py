@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from grader import values
+from grader.compare import values
 
 
 def number(x: Any) -> Any:

@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from grader.exercise import Exercise
-    from grader.report import Report
+    from grader.report.model import Report
 
 FORMATS: dict[str, str] = {
-    "json": "grader.render:render_json",
-    "text": "grader.render:render_text",
-    "html": "grader.html_report:render_html",
-    "gradescope": "grader.platforms:render_gradescope",
-    "prairielearn": "grader.platforms:render_prairielearn",
-    "junit": "grader.platforms:junit",
-    "autolab": "grader.platforms:render_autolab",
+    "json": "grader.report.render:render_json",
+    "text": "grader.report.render:render_text",
+    "html": "grader.report.html:render_html",
+    "gradescope": "grader.report.platforms:render_gradescope",
+    "prairielearn": "grader.report.platforms:render_prairielearn",
+    "junit": "grader.report.platforms:junit",
+    "autolab": "grader.report.platforms:render_autolab",
 }
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 from grader.errors import not_implemented_message
-from grader.report import CheckResult
+from grader.report.model import CheckResult
 
 # The fields a hidden check keeps; every other field (today's, and any added later, such as a
 # reproduction snippet) goes back to its default, so nothing new leaks by default.

@@ -13,10 +13,10 @@ import json
 from typing import Any
 
 from grader.exercise import Exercise, load, resolve
-from grader.notes import LOCKED
-from grader.render import summary_line
-from grader.report import CheckResult, Report
-from grader.visibility import for_students
+from grader.report.model import CheckResult, Report
+from grader.report.notes import LOCKED
+from grader.report.render import summary_line
+from grader.report.visibility import for_students
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; color: #222; }

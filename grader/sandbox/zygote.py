@@ -34,15 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader import channel, wire
 from grader.errors import SubmissionBroken, SubmissionTimedOut, corrupted_reply_message
+from grader.sandbox import channel, wire
 
 _MAX_FD = 1024
 # Where ``grader`` and ``reference`` are importable from, for the zygote and the workers.
 _ROOT = str(Path(__file__).resolve().parent.parent)
 _ZYGOTE = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from grader.sandbox import zygote_main; zygote_main(int(sys.argv[2]))"
+    "from grader.sandbox.zygote import zygote_main; zygote_main(int(sys.argv[2]))"
 )
 
 
@@ -875,7 +875,7 @@ def _worker_main(fds: list[int], command: dict[str, Any]) -> None:  # pragma: no
         sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
         os.chdir(command["workdir"])
         isolated = _confine(command)
-        from grader import worker
+        from grader.sandbox import worker
 
         connection = channel.Channel(socket.socket(fileno=3))
         worker.serve(connection, command["path"], isolated, command["secret_modules"])

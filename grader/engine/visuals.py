@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from grader.engine.student import Student
 from grader.exercise import Exercise, resolve
-from grader.sandbox import Limits, ZygoteLink
-from grader.student import Student
+from grader.sandbox.zygote import Limits, ZygoteLink
 
 
 def collect(

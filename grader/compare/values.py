@@ -1,6 +1,6 @@
 """What a student's function returned, as plain frozen data in the trusted process.
 
-The worker describes every returned object (see ``grader.worker.describe``); this module turns
+The worker describes every returned object (see ``grader.sandbox.worker.describe``); this module turns
 the description back into typed values. They are copies: no method of the student's objects is
 ever called here, so a Tensor subclass that lies about ``__eq__`` has nothing to lie to.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.wire import MAX_DIM, MAX_NDIM, WireError
+from grader.sandbox.wire import MAX_DIM, MAX_NDIM, WireError
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from grader.report import CheckResult
+from grader.report.model import CheckResult
 
 LOCKED = "The exercise notes unlock when every required check passes."
 

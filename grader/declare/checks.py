@@ -14,7 +14,7 @@ reads. The target is the student's function the check is about, one of the exerc
 (``Exercise.functions``, checked when the exercise collects it). The function takes the drawn
 values it names (here ``batch`` and ``shift``). Checks that
 name the same ``Inputs`` share one Hypothesis run, each seeing every example (see
-``grader.runner``). Arguments are validated here, when the check is defined.
+``grader.engine.runner``). Arguments are validated here, when the check is defined.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from typing import Any
 from hypothesis.strategies import SearchStrategy
 
 from grader.errors import GraderError
+from grader.exercise import Exercise, ExerciseError
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 _ID = re.compile(r"[a-z][a-z0-9_]{2,63}")
@@ -217,3 +218,14 @@ def unique(checks: Iterable[Check]) -> tuple[Check, ...]:
 def collect(module_names: Iterable[str]) -> tuple[Check, ...]:
     """Every ``Check`` defined in the modules, in definition order; duplicate ids are an error."""
     return unique(c for name in module_names for c in defined_in(importlib.import_module(name)))
+
+
+def exercise_checks(exercise: Exercise) -> tuple[Check, ...]:
+    """The exercise's own checks, in module and definition order, each on one of its functions.
+    The solution's stand-in goes in first in the student release: the modules import it."""
+    exercise.withhold_solution()
+    found = collect(exercise.check_modules)
+    unknown = sorted({c.target for c in found} - set(exercise.functions))
+    if unknown:
+        raise ExerciseError(f"exercise {exercise.name!r}: checks target unknown functions {unknown}")
+    return found

@@ -2,7 +2,7 @@
 
 Every call crosses to the worker process and back. Arguments go as NumPy copies (a tensor's
 ``requires_grad`` flag included), so nothing the student does to them can reach the grader's
-own tensors, and results come back as the frozen values of ``grader.values``.
+own tensors, and results come back as the frozen values of ``grader.compare.values``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from grader import values, wire
+from grader.compare import values
 from grader.errors import (
     SubmissionBroken,
     SubmissionRaised,
@@ -25,7 +25,8 @@ from grader.errors import (
     not_implemented_message,
 )
 from grader.exercise import Exercise, load
-from grader.sandbox import Confinement, Limits, WorkerProcess, ZygoteLink, hide_files
+from grader.sandbox import wire
+from grader.sandbox.zygote import Confinement, Limits, WorkerProcess, ZygoteLink, hide_files
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from grader.exercise import Exercise, load
-from grader.notes import LOCKED
-from grader.report import CheckResult, Report
-from grader.visibility import for_students, not_implemented
+from grader.report.model import CheckResult, Report
+from grader.report.notes import LOCKED
+from grader.report.visibility import for_students, not_implemented
 
 # The student release ships no catalogue of mistakes (each is a line from the answer).
 NAMES_ON_SUBMISSION = (
@@ -75,7 +75,7 @@ def summary_line(report: Report) -> str:
 
 def sandbox_warning(report: Report, exercise: Exercise | None = None) -> str | None:
     """One line for staff when student code ran with fewer protections than this machine could
-    give (``grader.sandbox.protections``: no privilege drop, no namespaces), None otherwise. Not
+    give (``grader.sandbox.zygote.protections``: no privilege drop, no namespaces), None otherwise. Not
     in the student release: there, students grade their own file on their own machine."""
     missing = list((report.grader.get("sandbox") or {}).get("not_available") or ())
     if not missing or (exercise or load()).student_release():

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import time
 import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import hypothesis
-from hypothesis import HealthCheck, Phase, Verbosity
 from hypothesis.errors import Flaky, FlakyFailure
 
-from grader import display, feedback
-from grader.checks import Check, Inputs, by_inputs
+from grader.compare import display
+from grader.declare.checks import Check, by_inputs
+from grader.engine.drawing import check_seed, hypothesis_test
+from grader.engine.recording import Recording, shared_budget
+from grader.engine.student import Student
 from grader.errors import (
     CheckFailed,
     ReferenceWithheld,
@@ -22,9 +22,7 @@ from grader.errors import (
     SubmissionRaised,
     SubmissionTimedOut,
 )
-from grader.recording import Recording, shared_budget
-from grader.report import CheckResult
-from grader.student import Student
+from grader.report.model import CheckResult
 
 SKIPPED = {
     "status": "skipped",
@@ -36,45 +34,14 @@ ON_SUBMISSION = {
     "message": "graded on submission: this check compares with the reference solution, which this "
     "release of the grader does not include",
 }
+# The calls of a failing example: (packed request, the student's reply) each.
+Calls = list[tuple[bytes, dict[str, Any]]]
+Explain = Callable[[Check, Student, Calls | None, str], dict[str, Any]]
 STATELESS = "make the functions pure: the same inputs must always give the same outputs"
 
 
-def grading_settings(max_examples: int) -> hypothesis.settings:
-    """The grading profile: reproducible (no database, seeded per check), no deadline, quiet.
-
-    Health checks are off because they time the machine, and a grade must not depend on how
-    busy the machine was.
-    """
-    return hypothesis.settings(
-        max_examples=max_examples,
-        database=None,
-        deadline=None,
-        derandomize=False,
-        print_blob=False,
-        report_multiple_bugs=False,
-        verbosity=Verbosity.quiet,
-        suppress_health_check=list(HealthCheck),
-        phases=(Phase.explicit, Phase.generate, Phase.shrink),
-    )
-
-
-def check_seed(seed: int, check_id: str) -> int:
-    """A seed of the check's own, stable across runs, Python versions and machines."""
-    digest = hashlib.sha256(f"{seed}:{check_id}".encode()).digest()
-    return int.from_bytes(digest[:8], "little")
-
-
-def _hypothesis_test(
-    inputs: Inputs, body: Callable[..., None], seed: int, max_examples: int
-) -> Callable[[Student], None]:
-    """A fresh Hypothesis test of ``body(student, **drawn)`` over ``inputs``."""
-
-    def example(student: Student, **drawn: Any) -> None:
-        student.begin_example()
-        body(student, drawn)
-
-    given = hypothesis.given(**inputs.strategies)(example)
-    return hypothesis.seed(seed)(grading_settings(max_examples)(given))
+def no_explanation(check: Check, student: Student, calls: Calls | None, message: str) -> dict[str, Any]:
+    return {}
 
 
 def run_checks(
@@ -85,6 +52,7 @@ def run_checks(
     max_examples: int,
     deadline: float | None = None,
     recording: Recording | None = None,
+    explain: Explain = no_explanation,
 ) -> list[CheckResult]:
     """Run the checks, those that draw from the same ``Inputs`` in one shared run.
 
@@ -94,7 +62,9 @@ def run_checks(
     seed, which finds the same failing example and shrinks it.
 
     ``deadline`` (monotonic) bounds the whole run: checks not started by then are skipped.
-    ``recording``: the shared runs' inputs drawn beforehand (``grader.recording``), for a batch.
+    ``recording``: the shared runs' inputs drawn beforehand (``grader.engine.recording``), for a
+    batch. ``explain``: what a failed check adds to its result (``grader.feedback.explain``:
+    the diagnosis and the reproduction snippet), given the failing example's calls.
     """
     results: dict[str, CheckResult] = {}
     student.total_deadline = deadline
@@ -104,7 +74,9 @@ def run_checks(
                 results[c.id] = _result(c, SKIPPED, 0, 0.0)
             continue
         if len(members) == 1:
-            results[members[0].id] = run_check(members[0], student, seed=seed, max_examples=max_examples)
+            results[members[0].id] = run_check(
+                members[0], student, seed=seed, max_examples=max_examples, explain=explain
+            )
             continue
         passed, examples, duration = _shared_run(members, student, seed, max_examples, recording)
         for c in members:
@@ -112,7 +84,7 @@ def run_checks(
                 results[c.id] = _result(c, {"status": "passed", "message": "passed"}, examples, duration)
             else:
                 results[c.id] = run_check(
-                    c, student, seed=seed, max_examples=max_examples, failed_together=True
+                    c, student, seed=seed, max_examples=max_examples, failed_together=True, explain=explain
                 )
     return [results[c.id] for c in checks]
 
@@ -152,7 +124,7 @@ def _shared_run(
     recorded = recording.examples(inputs.name, test_seed, budget) if recording else None
     with contextlib.suppress(_AllFailed):
         if recorded is None:
-            _hypothesis_test(inputs, every_member, test_seed, budget)(student)
+            hypothesis_test(inputs, every_member, test_seed, budget)(student)
         else:
             for drawn in recorded:  # what Hypothesis would draw: the same seed and budget
                 student.begin_example()
@@ -163,7 +135,13 @@ def _shared_run(
 
 
 def run_check(
-    check: Check, student: Student, *, seed: int, max_examples: int, failed_together: bool = False
+    check: Check,
+    student: Student,
+    *,
+    seed: int,
+    max_examples: int,
+    failed_together: bool = False,
+    explain: Explain = no_explanation,
 ) -> CheckResult:
     """Run one check on its own; Hypothesis shrinks any failure to a minimal example.
 
@@ -182,7 +160,7 @@ def run_check(
             signal.calls = student.example_calls()
             raise
 
-    test = _hypothesis_test(
+    test = hypothesis_test(
         check.inputs, body, check_seed(seed, check.inputs.name), check.max_examples or max_examples
     )
     try:
@@ -200,7 +178,7 @@ def run_check(
         outcome = {
             "status": "failed",
             "message": failure.message,
-            **feedback.explain(check, student, failure.calls, failure.message),
+            **explain(check, student, failure.calls, failure.message),
             "hint": failure.hint,
             "counterexample": _counterexample(failure, failure.expected, failure.actual, failure.difference),
         }
@@ -212,7 +190,7 @@ def run_check(
             "message": message,
             "traceback": raised.error.get("traceback"),
             "counterexample": _counterexample(raised),
-            **feedback.explain(check, student, raised.calls, message),
+            **explain(check, student, raised.calls, message),
         }
     except SubmissionBroken as broken:
         outcome = {

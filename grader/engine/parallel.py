@@ -17,9 +17,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from grader.checks import Check, by_inputs
-from grader.report import CheckResult
-from grader.sandbox import ZygoteLink
+from grader.declare.checks import Check, by_inputs
+from grader.report.model import CheckResult
+from grader.sandbox.zygote import ZygoteLink
 
 
 @dataclass(frozen=True)

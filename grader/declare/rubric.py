@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader.checks import VISIBILITIES, Check
+from grader.declare.checks import VISIBILITIES, Check
 from grader.errors import GraderError
 from grader.exercise import Exercise, load
 

@@ -1,0 +1,2 @@
+"""Comparing and displaying values: the frozen values a worker sends back, their display, and
+the one tolerance rule."""

@@ -1,0 +1,1 @@
+"""Declaring checks: the decorator, collection, rubrics, and instructors' own properties files."""
