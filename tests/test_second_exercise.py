@@ -21,9 +21,10 @@ import pytest
 import torch
 from helpers import ROOT, SCHEMA, run, validate
 
-from grader import reproduce
 from grader.api import grade
-from grader.student import request
+from grader.declare.checks import exercise_checks
+from grader.engine.student import request
+from grader.feedback.snippet import snippet
 from tests.exercises.grpo_token.exercise import EXERCISE
 from tests.exercises.grpo_token.mistakes import Mistake, catalogue
 
@@ -66,7 +67,7 @@ def not_passed(report: dict) -> dict[str, str]:
 
 
 def test_the_exercise_declares_three_checks_on_its_one_function():
-    checks = EXERCISE.checks()
+    checks = exercise_checks(EXERCISE)
     assert tuple(c.id for c in checks) == CHECK_IDS
     assert {c.target for c in checks} == set(EXERCISE.functions) == {"grpo_token_objective"}
     assert all(EXERCISE.path(p).is_file() for p in (EXERCISE.template, EXERCISE.rubric))
@@ -197,7 +198,7 @@ def test_a_replay_snippet_differentiates_a_tensor_output_as_the_grader_does():
         torch.ones(1, 2, dtype=torch.bool),
         backward=(),
     )
-    code = reproduce.snippet("some_check", str(REFERENCE), [(data, {})], "the message", EXERCISE.functions)
+    code = snippet("some_check", str(REFERENCE), [(data, {})], "the message", EXERCISE.functions)
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert ran.returncode == 0, ran.stderr
     assert "backward pass raised" not in ran.stdout, ran.stdout

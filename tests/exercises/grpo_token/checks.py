@@ -15,9 +15,7 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from grader import expect
-from grader.checks import Inputs, check
-from grader.student import Outcome, Student
+from grader.authoring import Inputs, Outcome, Student, check, expect
 from tests.exercises.grpo_token import reference
 
 TARGET = "grpo_token_objective"
