@@ -198,7 +198,7 @@ def test_a_replay_snippet_differentiates_a_tensor_output_as_the_grader_does():
         torch.ones(1, 2, dtype=torch.bool),
         backward=(),
     )
-    code = snippet("some_check", str(REFERENCE), [(data, {})], "the message", EXERCISE.functions)
+    code = snippet("some_check", str(CORRECT[1]), [(data, {})], "the message", EXERCISE.functions)
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert ran.returncode == 0, ran.stderr
     assert "backward pass raised" not in ran.stdout, ran.stdout
