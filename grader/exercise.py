@@ -68,7 +68,7 @@ class Exercise:
     provided: tuple[str, ...] = ()  # files given to students, relative to root
     worker_packages: tuple[str, ...] = ()
     authoring: str | None = None  # the module instructors import the exercise's helpers from
-    commands: Mapping[str, str] = field(default_factory=dict)  # extra subcommands: name -> "module:main"
+    commands: Mapping[str, str] = field(default_factory=dict)  # its own commands: name -> module with main()
 
     def __post_init__(self) -> None:
         if not self.functions or not self.check_modules:
