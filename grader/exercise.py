@@ -12,6 +12,7 @@ is named as ``"module"`` or ``"module:attribute"`` and imported on first use.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import importlib.util
@@ -68,7 +69,8 @@ class Exercise:
     provided: tuple[str, ...] = ()  # files given to students, relative to root
     worker_packages: tuple[str, ...] = ()
     authoring: str | None = None  # the module instructors import the exercise's helpers from
-    commands: Mapping[str, str] = field(default_factory=dict)  # extra subcommands: name -> "module:main"
+    commands: Mapping[str, str] = field(default_factory=dict)  # its own commands: name -> module with main()
+    address: str = ""  # how --exercise names it: set by ``load``
 
     def __post_init__(self) -> None:
         if not self.functions or not self.check_modules:
@@ -163,4 +165,4 @@ def load(spec: str | None = None) -> Exercise:
         raise UsageError(f"--exercise {spec}: cannot import it ({type(error).__name__}: {error})") from None
     if not isinstance(found, Exercise):
         raise UsageError(f"--exercise {spec}: is a {type(found).__name__}, not an Exercise")
-    return found
+    return dataclasses.replace(found, address=spec)

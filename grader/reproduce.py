@@ -94,16 +94,17 @@ def reproduce_check(
     seed: int = 0,
     max_examples: int = 100,
     rubric: Path | None = None,
-    exercise: Exercise | None = None,
+    exercise: Exercise | str | None = None,
 ) -> int:
     """``python -m grader SUBMISSION --reproduce CHECK_ID``: grade that one check as a grade
     does, then print its snippet and the student's replies on the failing example. Exit 0 when
     the check passed (or is graded on submission), 1 when it did not, 2 for a usage error or a
-    failure of the grader."""
+    failure of the grader. ``exercise``: an ``Exercise``, or how ``--exercise`` names one."""
     try:
         if not Path(submission).is_file():
             raise UsageError(f"no such submission file: {submission}")
-        exercise = exercise or load()
+        if not isinstance(exercise, Exercise):
+            exercise = load(exercise)
         (check,) = select(rubric_checks(rubric, exercise=exercise).checks, [check_id])
     except UsageError as error:
         print(f"python -m grader: error: {error}", file=sys.stderr)

@@ -114,7 +114,7 @@ def test_a_submissions_output_cannot_forge_the_text_report(graded):
 
 @pytest.mark.e2e
 def test_the_metadata_states_the_hypothesis_settings_in_force(graded):
-    from grader.engine.runner import grading_settings
+    from grader.engine.drawing import grading_settings
 
     stated = graded(SOLUTION).grader["hypothesis"]
     settings = grading_settings(100)

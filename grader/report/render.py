@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from grader.exercise import Exercise, load
+from grader.exercise import DEFAULT, Exercise, load
 from grader.report.model import CheckResult, Report
 from grader.report.notes import LOCKED
 from grader.report.visibility import for_students, not_implemented
@@ -201,6 +201,9 @@ def render_text(report: Report, exercise: Exercise | None = None) -> str:
     lines += missing + later
     diagnosed: set[str] = set()
     command = f"python -m grader {shlex.quote(report.submission)}"
+    exercise = exercise or load()
+    if exercise.address not in ("", DEFAULT):  # another exercise than the packaged one
+        command += f" --exercise {shlex.quote(exercise.address)}"
     # Like check50's dependent checks: when a function raises (or hangs) on the smallest input,
     # every check of it ends the same way; the first says how, the others point to it.
     first_error: dict[tuple[str, str], str] = {}
@@ -214,9 +217,7 @@ def render_text(report: Report, exercise: Exercise | None = None) -> str:
                 lines += [_head(shown), f"        -> the same error as {first}, above"]
                 continue
         lines += check_lines(shown, reproduce_command=command, diagnosed=diagnosed)
-    if not (exercise or load()).has_catalogue() and any(
-        r.status in ("failed", "error") for r in report.checks
-    ):
+    if not exercise.has_catalogue() and any(r.status in ("failed", "error") for r in report.checks):
         lines += ["", NAMES_ON_SUBMISSION]
     if report.submission_output.strip():
         lines += ["", "What your code printed:", textwrap.indent(report.submission_output.rstrip(), "  ")]

@@ -38,8 +38,8 @@ from grader.errors import SubmissionBroken, SubmissionTimedOut, corrupted_reply_
 from grader.sandbox import channel, wire
 
 _MAX_FD = 1024
-# Where ``grader`` and ``reference`` are importable from, for the zygote and the workers.
-_ROOT = str(Path(__file__).resolve().parent.parent)
+# Where the grader package (and, in a clone, the exercise's) is importable from, for the zygote.
+_ROOT = str(Path(__file__).resolve().parents[2])  # the folder that holds the grader package
 _ZYGOTE = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "from grader.sandbox.zygote import zygote_main; zygote_main(int(sys.argv[2]))"
