@@ -31,10 +31,10 @@ from grader.errors import UsageError
 
 if TYPE_CHECKING:
     from grader.declare.checks import Check
+    from grader.declare.mistakes import Mistake
     from grader.exercise import Exercise
     from grader.report.model import Report
 
-Mistake = Any  # a catalogued mistake (see grader.feedback.diagnosis)
 AUDIT_VERSION = "1.0"
 # A cell of the matrix: how the check ended on the mistake's submission.
 # ``grader_error``: the grader or the check's own code broke (not a catch); ``missing``: no result.

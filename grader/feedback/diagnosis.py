@@ -18,15 +18,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from grader.declare.mistakes import Mistake
 from grader.engine.student import Student
 from grader.errors import SubmissionBroken, SubmissionTimedOut
 from grader.exercise import resolve
 from grader.feedback import replay
 from grader.sandbox import wire
-
-# A catalogued mistake: ``id``, ``name``, ``explanation``, ``fix``, ``target``, ``idea`` (mistakes
-# of one idea are one diagnosis) and ``module()``, the wrong submission imported.
-Mistake = Any
 
 
 @dataclass(frozen=True)
