@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import channel, wire
-from grader.errors import SubmissionBroken, SubmissionTimedOut, corrupted_reply_message
+from grader.errors import CpuBudgetSpent, SubmissionBroken, SubmissionTimedOut, corrupted_reply_message
 
 _MAX_FD = 1024
 # Where ``grader`` and ``reference`` are importable from, for the zygote and the workers.
@@ -51,6 +51,7 @@ class Limits:
     """Bounds on what student code may do. Per check, ``Check.timeout_s`` applies too."""
 
     call_timeout_s: float = 10.0  # one call into the submission
+    call_cpu_s: float = 2.0  # the CPU time one call may use (a correct one uses milliseconds)
     total_timeout_s: float = 600.0  # the whole grade: later checks are skipped
     plots_timeout_s: float = 30.0  # the plots' calls together (--format html), within the grade's
     memory_bytes: int = 3 * 1024**3  # the worker's address space (torch itself takes ~0.7 GB)
@@ -313,6 +314,7 @@ class WorkerProcess:
         self.limits = limits
         self.uid = uid
         self.alive = True
+        self.cpu_counter: str | None = None  # its control group's CPU counter, once it has one
         # Said by the worker before any student code runs (``greet``):
         self.isolated = False  # namespaces of its own
         self.minimal_root = False  # a root that shows only Python, torch and the grader
@@ -330,23 +332,43 @@ class WorkerProcess:
             raise SubmissionBroken(self._death(error)) from None
         self.isolated = isinstance(hello, dict) and hello.get("isolated") is True
         self.minimal_root = isinstance(hello, dict) and hello.get("minimal_root") is True
+        self.cpu_counter = cgroup_cpu_counter(self.pid)  # joined before it said hello
 
     @property
     def sandbox(self) -> dict[str, bool]:
         """What the worker said of its sandbox, as ``Loaded`` and the report take it."""
         return {"isolated": self.isolated, "minimal_root": self.minimal_root}
 
+    def cpu_seconds(self) -> float:
+        """The CPU time the worker has used so far (see ``cpu_seconds``)."""
+        return cpu_seconds(self.pid, self.cpu_counter)
+
     def request(self, message: dict[str, Any] | bytes, timeout_s: float | None = None) -> dict[str, Any]:
-        """Send a message (or one already packed) and wait for the reply."""
+        """Send a message (or one already packed) and wait for the reply, at most ``timeout_s``
+        and while the worker uses at most ``limits.call_cpu_s`` of CPU time: a spinner is
+        stopped as soon as that is spent, however long a loaded machine would let it run."""
         timeout_s = self.limits.call_timeout_s if timeout_s is None else timeout_s
+        budget = self.limits.call_cpu_s
+        started = self.cpu_seconds()
+
+        def within_budget() -> None:
+            if self.cpu_seconds() - started > budget:
+                raise CpuBudgetSpent(
+                    f"your code used more than {budget:g} s of CPU time in one call and was stopped "
+                    "(a correct call needs a few milliseconds: look for a loop that never ends)"
+                )
+
         try:
             self.channel.send(message)
-            reply = self.channel.receive(timeout=timeout_s)
+            reply = self.channel.receive(timeout=timeout_s, while_waiting=within_budget)
         except channel.ChannelTimeout:
             self.kill()
             raise SubmissionTimedOut(
                 f"your code ran for more than {timeout_s:g} s on one call and was stopped"
             ) from None
+        except CpuBudgetSpent:
+            self.kill()
+            raise
         except (EOFError, OSError, wire.WireError) as error:
             raise SubmissionBroken(self._death(error)) from None
         if not isinstance(reply, dict):
@@ -383,6 +405,44 @@ class WorkerProcess:
         self.output.seek(0)
         data = self.output.read(self.limits.output_bytes + 1)
         return cut_output(data.decode("utf-8", errors="replace"), self.limits.output_bytes)
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cgroup_cpu_counter(pid: int) -> str | None:
+    """The file counting the CPU time of worker ``pid``'s own control group, every process of
+    it included (v1's ``cpuacct.usage``, v2's ``cpu.stat``), or None when it has none."""
+    own = "/" + _CGROUP_NAME.format(pid=pid)
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if not path.endswith(own):
+            continue
+        if "cpuacct" in controllers.split(","):
+            return os.path.join(CGROUPS, "cpuacct", path.lstrip("/"), "cpuacct.usage")
+        if controllers == "":
+            return os.path.join(CGROUPS, path.lstrip("/"), "cpu.stat")
+    return None
+
+
+def cpu_seconds(pid: int, counter: str | None) -> float:
+    """The CPU time worker ``pid`` has used: its control group's (``counter``, which counts
+    every process of the worker) or else its own and its waited-for children's
+    (``/proc/PID/stat``); 0 once it is gone."""
+    try:
+        if counter is None:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return sum(int(ticks) for ticks in fields[11:15]) / _CLOCK_TICKS  # user, system, children's
+        text = Path(counter).read_text()
+        if counter.endswith("cpuacct.usage"):
+            return int(text) / 1e9
+        return int(text.split("usage_usec", 1)[1].split()[0]) / 1e6
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def read_submission(path: str, limit: int) -> bytes:
@@ -590,6 +650,7 @@ _CGROUP_LIMITS = {
     "memory": {"memory.limit_in_bytes": "memory_bytes", "memory.memsw.limit_in_bytes": "memory_bytes"},
     "pids": {"pids.max": "processes"},
     "cpu": {"cpu.shares": "cpu_shares"},
+    "cpuacct": {},  # nothing to set: it counts the CPU time that a call's budget is read from
     "": {
         "memory.max": "memory_bytes",
         "memory.swap.max": "no_swap",

@@ -15,6 +15,7 @@ import torch
 
 from grader import values, wire
 from grader.errors import (
+    CpuBudgetSpent,
     SubmissionBroken,
     SubmissionRaised,
     SubmissionTimedOut,
@@ -251,7 +252,9 @@ class Student:
             self._retire()
             raise SubmissionBroken(corrupted_reply_message(error)) from None
         except SubmissionTimedOut as hang:
-            if remember_hang and timeout_s >= self.limits.call_timeout_s:  # the call's own limit
+            # Only at the call's own limits, not when the check's budget ran out.
+            own_limit = isinstance(hang, CpuBudgetSpent) or timeout_s >= self.limits.call_timeout_s
+            if remember_hang and own_limit:
                 self._hung[function] = hang.message
             raise
 

@@ -68,6 +68,12 @@ EXPECTATIONS = {
         all(c.status == "timeout" for c in loss_checks(r))
         and all(c.status == "passed" for c in by_target(r, "drgrpo_advantages"))
     ),
+    # Stopped at its call's CPU budget where its worker has a control group (which counts the
+    # child's CPU time), else at the call's wall-clock limit.
+    "spins_in_child": lambda r: (
+        all(c.status == "timeout" for c in loss_checks(r))
+        and all(c.status == "passed" for c in by_target(r, "drgrpo_advantages"))
+    ),
     "memory_hog": lambda r: all(c.status == "error" for c in loss_checks(r)),
     "segfault": lambda r: "SIGSEGV" in loss_checks(r)[0].message,
     "fork_storm": lambda r: all(c.score == 0 for c in by_target(r, "drgrpo_advantages")),
@@ -222,6 +228,23 @@ def test_the_plots_keep_to_their_time_budget(graded):
     assert report.visuals["difficulty"]["problem"] is not None
     assert report.grader["total_time_s"] < 60
     validate(json.loads(render_json(report)))
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name", ["infinite_loop", "spins_in_child"])
+def test_a_spinner_is_stopped_by_its_cpu_budget_long_before_the_wall_clock(zygote, name):
+    """However loaded the machine, a spinner cannot keep a core for the whole wall-clock limit:
+    its call's CPU time (which the load does not stretch) stops it at the budget. A child's CPU
+    time counts only in the worker's control group before the child ends."""
+    if name == "spins_in_child" and not (IS_ROOT and cgroups_available()):
+        pytest.skip("needs root and control groups: the CPU time of the worker's children")
+    limits = Limits(call_cpu_s=0.5, call_timeout_s=60.0)
+    started = time.monotonic()
+    report = grade(HOSTILE / f"{name}.py", zygote=zygote, only=["loss_matches_reference"], limits=limits)
+    (check,) = report.checks
+    assert check.status == "timeout", check.message
+    assert "more than 0.5 s of CPU time in one call" in check.message, check.message
+    assert time.monotonic() - started < limits.call_timeout_s
 
 
 @pytest.mark.e2e
