@@ -346,9 +346,19 @@ class WorkerProcess:
     def request(self, message: dict[str, Any] | bytes, timeout_s: float | None = None) -> dict[str, Any]:
         """Send a message (or one already packed) and wait for the reply, at most ``timeout_s``
         and while the worker uses at most ``limits.call_cpu_s`` of CPU time: a spinner is
-        stopped as soon as that is spent, however long a loaded machine would let it run."""
+        stopped as soon as that is spent, however long a loaded machine would let it run.
+
+        The request carries a sequence number of its own, unguessable, which the reply must
+        echo: student code can write to the channel, and a reply that answers another request
+        (one it forged, or the worker's own reply after one it forged) retires the worker, as
+        the submission's error, rather than being read as the answer to a later request."""
         timeout_s = self.limits.call_timeout_s if timeout_s is None else timeout_s
         budget = self.limits.call_cpu_s
+        seq = secrets.token_hex(8)
+        if isinstance(message, bytes):
+            message = wire.with_entry(message, "seq", seq)
+        else:
+            message = {**message, "seq": seq}
         started = self.cpu_seconds()
 
         def within_budget() -> None:
@@ -373,6 +383,9 @@ class WorkerProcess:
             raise SubmissionBroken(self._death(error)) from None
         if not isinstance(reply, dict):
             raise SubmissionBroken(self._death(wire.WireError("reply is not a mapping")))
+        if reply.pop("seq", None) != seq:
+            error = wire.WireError("a reply to another request: something else wrote to the grader's channel")
+            raise SubmissionBroken(self._death(error))
         return reply
 
     def _death(self, error: Exception) -> str:

@@ -238,6 +238,7 @@ class Student:
         try:
             return outcome(reply, len(args))
         except (KeyError, TypeError, wire.WireError) as error:
+            self._retire()  # it wrote to the channel: its own reply may still be on the way
             raise SubmissionBroken(corrupted_reply_message(error)) from None
 
     def reply(self, function: str, data: bytes, *, remember_hang: bool = True) -> dict[str, Any]:

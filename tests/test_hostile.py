@@ -132,14 +132,18 @@ EXPECTATIONS = {
         and all("infinity" in c.message for c in loss_checks(r))
         and all(c.status == "error" for c in r.checks)
     ),
+    # Each call answered twice, first by a forged reply that echoes the request's sequence
+    # number: the worker's own reply then answers no request, and is never read as the next
+    # call's answer (the check that wants a ValueError gets it before any forgery).
+    "forge_reply_twice": lambda r: _all_errors_say(r, "a reply to another request"),
     "forge_load_reply": lambda r: (
         "corrupted reply" in r.load_error["message"] and all(c.status == "error" for c in r.checks)
     ),
-    # Its fields are read as the report needs them (the schema holds), and its claim that the
-    # exception is a ValueError is not believed.
+    # Its fields are read as the report needs them (the schema holds; see also test_wire); the
+    # worker's own reply that follows answers no request.
     "forge_reply_fields": lambda r: (
-        {c.id: c.status for c in r.checks}["advantages_invalid_group_size"] == "failed"
-        and any("0 values for 6 arguments" in c.message for c in loss_checks(r))
+        all(c.status == "error" and "corrupted reply" in c.message for c in r.checks)
+        and all("0 values for 6 arguments" in c.message for c in loss_checks(r))
     ),
     # The grader copies the submission itself, never what a link points to.
     "symlink_to_solution": lambda r: (
