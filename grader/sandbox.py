@@ -470,12 +470,41 @@ def read_submission(path: str, limit: int) -> bytes:
             raise SubmissionBroken(f"{name} is a symbolic link, not a file: submit the file itself") from None
         raise SubmissionBroken(f"{name} could not be read ({error.strerror})") from None
     with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
             raise SubmissionBroken(f"{name} is not a regular file")
+        _refuse_grader_file_reached_by_link(path, info)
         data = file.read(limit + 1)
     if len(data) > limit:
         raise SubmissionBroken(f"{name} is larger than {limit} bytes")
     return data
+
+
+# The folders of the grader's installation whose files a submission must not be by another path
+# than their own: the solution and the catalogued mistakes, the grader, the correct examples and
+# the tests' correct submissions.
+_HELD = ("reference", "grader", "properties", "examples", "tests")
+
+
+def _refuse_grader_file_reached_by_link(path: str, info: os.stat_result) -> None:
+    """``O_NOFOLLOW`` guards a path's last name only: through a folder on the path that is a
+    symbolic link, or as a hard link, the solution opens as a regular file. Refuse a file of the
+    grader's installation (``info``, of the opened file) reached by another path than its own;
+    by its own, an instructor may still grade the solution."""
+    given = os.path.abspath(path)
+    if info.st_nlink == 1 and os.path.realpath(given) == given:
+        return  # neither a hard link nor behind a linked folder: nothing to look for
+    root = Path(_ROOT)
+    for folder in _HELD:
+        for held in (root / folder).rglob("*"):
+            with contextlib.suppress(OSError):
+                found = held.stat(follow_symlinks=False)
+                if (found.st_dev, found.st_ino) == (info.st_dev, info.st_ino) and str(held) != given:
+                    raise SubmissionBroken(
+                        f"{os.path.basename(path)} is the grader's own file {held.relative_to(root)}, "
+                        "reached through a link (a hard link, or a folder on its path that is a "
+                        "symbolic link): submit a file of your own"
+                    )
 
 
 # Directories any user may write to: without a mount namespace, what a worker leaves there

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import CHECK_COUNT, HOSTILE, IS_ROOT, ROOT, SUBMISSIONS, WHY, validate
+from helpers import CHECK_COUNT, HOSTILE, IS_ROOT, ROOT, SOLUTION, SUBMISSIONS, WHY, validate
 
 from grader.api import grade
 from grader.render import render_json
@@ -421,3 +422,25 @@ def test_a_submission_cannot_fill_the_disk(zygote):
         pytest.skip("Python or the grader lives in a shared temporary directory, which stays shared")
     assert 0 < _bytes_written(report) <= 4 * Limits().disk_bytes
     assert list(Path("/tmp").glob("drgrpo-fill-*")) == []
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("link", ["linked-folder", "hard-link"])
+def test_a_grader_file_reached_through_a_link_is_refused(zygote, tmp_path, link):
+    """``O_NOFOLLOW`` guards the file's own name only: through a folder that is a symbolic link
+    (``tests/submissions/hostile_links/reference`` leads to the grader's ``reference``), or as a
+    hard link, the solution would open as a regular file. A file of the grader's own installation,
+    reached by another path than its own, is refused, saying why."""
+    if link == "hard-link":
+        path = tmp_path / "drgrpo.py"
+        try:
+            os.link(SOLUTION, path)
+        except OSError as error:
+            pytest.skip(f"cannot make a hard link to the solution here ({error.strerror})")
+    else:
+        path = SUBMISSIONS / "hostile_links" / "reference" / "solution.py"
+    report = grade(path, zygote=zygote, only=["advantages_match_reference"])
+    validate(json.loads(render_json(report)))
+    assert "reached through a link" in report.load_error["message"], report.load_error
+    assert "reference/solution.py" in report.load_error["message"]
+    assert report.score == 0 and report.checks[0].status == "error"
