@@ -257,13 +257,14 @@ def test_a_spinner_is_stopped_by_its_cpu_budget_long_before_the_wall_clock(zygot
 def test_a_memory_cgroup_stops_what_the_address_space_limit_does_not_see(graded):
     """System V shared memory, once detached, is outside RLIMIT_AS: only the worker's own memory
     cgroup stops a submission that hoards it. Slow (it fills GiBs in every worker it gets), so
-    graded here with one check and a longer call limit, not with the other hostile files."""
+    graded here with one check and longer call limits (filling them takes seconds of CPU time),
+    not with the other hostile files."""
     options = {"only": ("loss_return_structure",), "max_examples": 1}
     hoarder = SUBMISSIONS / "hostile_slow" / "shm_beyond_memory_limit.py"
-    free = Limits(call_timeout_s=60.0, cgroups=False)
+    free = Limits(call_timeout_s=60.0, call_cpu_s=60.0, cgroups=False)
     (escaped,) = graded(hoarder, limits=free, **options).checks
     assert "shared memory holds 3584 MiB" in escaped.message, escaped.message
-    bounded = Limits(call_timeout_s=60.0)
+    bounded = Limits(call_timeout_s=60.0, call_cpu_s=60.0)
     report = graded(hoarder, limits=bounded, **options)
     (stopped,) = report.checks
     assert stopped.status == "error" and "holds" not in stopped.message, stopped.message
