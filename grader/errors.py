@@ -94,6 +94,11 @@ class SubmissionTimedOut(BaseException):
         self.message = message
 
 
+class CpuBudgetSpent(SubmissionTimedOut):
+    """A call into the submission used more CPU time than its budget: it spins, whatever the
+    machine's load (a wall-clock limit alone lets a spinner take a core for all of it)."""
+
+
 class ReferenceWithheld(BaseException):
     """The check needs the reference solution, which the student release does not hold: it is
     graded on submission. A ``BaseException``, so that Hypothesis stops the check at once."""

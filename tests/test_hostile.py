@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import CHECK_COUNT, HOSTILE, IS_ROOT, ROOT, SUBMISSIONS, WHY, validate
+from helpers import CHECK_COUNT, HOSTILE, IS_ROOT, ROOT, SOLUTION, SUBMISSIONS, WHY, validate
 
 from grader.api import grade
 from grader.report.render import render_json
@@ -65,6 +66,12 @@ EXPECTATIONS = {
         all(c.status == "error" for c in loss_checks(r)) and "exited with code 3" in loss_checks(r)[0].message
     ),
     "infinite_loop": lambda r: (
+        all(c.status == "timeout" for c in loss_checks(r))
+        and all(c.status == "passed" for c in by_target(r, "drgrpo_advantages"))
+    ),
+    # Stopped at its call's CPU budget where its worker has a control group (which counts the
+    # child's CPU time), else at the call's wall-clock limit.
+    "spins_in_child": lambda r: (
         all(c.status == "timeout" for c in loss_checks(r))
         and all(c.status == "passed" for c in by_target(r, "drgrpo_advantages"))
     ),
@@ -126,14 +133,18 @@ EXPECTATIONS = {
         and all("infinity" in c.message for c in loss_checks(r))
         and all(c.status == "error" for c in r.checks)
     ),
+    # Each call answered twice, first by a forged reply that echoes the request's sequence
+    # number: the worker's own reply then answers no request, and is never read as the next
+    # call's answer (the check that wants a ValueError gets it before any forgery).
+    "forge_reply_twice": lambda r: _all_errors_say(r, "a reply to another request"),
     "forge_load_reply": lambda r: (
         "corrupted reply" in r.load_error["message"] and all(c.status == "error" for c in r.checks)
     ),
-    # Its fields are read as the report needs them (the schema holds), and its claim that the
-    # exception is a ValueError is not believed.
+    # Its fields are read as the report needs them (the schema holds; see also test_wire); the
+    # worker's own reply that follows answers no request.
     "forge_reply_fields": lambda r: (
-        {c.id: c.status for c in r.checks}["advantages_invalid_group_size"] == "failed"
-        and any("0 values for 6 arguments" in c.message for c in loss_checks(r))
+        all(c.status == "error" and "corrupted reply" in c.message for c in r.checks)
+        and all("0 values for 6 arguments" in c.message for c in loss_checks(r))
     ),
     # The grader copies the submission itself, never what a link points to.
     "symlink_to_solution": lambda r: (
@@ -225,17 +236,35 @@ def test_the_plots_keep_to_their_time_budget(graded):
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("name", ["infinite_loop", "spins_in_child"])
+def test_a_spinner_is_stopped_by_its_cpu_budget_long_before_the_wall_clock(zygote, name):
+    """However loaded the machine, a spinner cannot keep a core for the whole wall-clock limit:
+    its call's CPU time (which the load does not stretch) stops it at the budget. A child's CPU
+    time counts only in the worker's control group before the child ends."""
+    if name == "spins_in_child" and not (IS_ROOT and cgroups_available()):
+        pytest.skip("needs root and control groups: the CPU time of the worker's children")
+    limits = Limits(call_cpu_s=0.5, call_timeout_s=60.0)
+    started = time.monotonic()
+    report = grade(HOSTILE / f"{name}.py", zygote=zygote, only=["loss_matches_reference"], limits=limits)
+    (check,) = report.checks
+    assert check.status == "timeout", check.message
+    assert "more than 0.5 s of CPU time in one call" in check.message, check.message
+    assert time.monotonic() - started < limits.call_timeout_s
+
+
+@pytest.mark.e2e
 @pytest.mark.skipif(not (IS_ROOT and cgroups_available()), reason="needs root and a writable memory cgroup")
 def test_a_memory_cgroup_stops_what_the_address_space_limit_does_not_see(graded):
     """System V shared memory, once detached, is outside RLIMIT_AS: only the worker's own memory
     cgroup stops a submission that hoards it. Slow (it fills GiBs in every worker it gets), so
-    graded here with one check and a longer call limit, not with the other hostile files."""
+    graded here with one check and longer call limits (filling them takes seconds of CPU time),
+    not with the other hostile files."""
     options = {"only": ("loss_return_structure",), "max_examples": 1}
     hoarder = SUBMISSIONS / "hostile_slow" / "shm_beyond_memory_limit.py"
-    free = Limits(call_timeout_s=60.0, cgroups=False)
+    free = Limits(call_timeout_s=60.0, call_cpu_s=60.0, cgroups=False)
     (escaped,) = graded(hoarder, limits=free, **options).checks
     assert "shared memory holds 3584 MiB" in escaped.message, escaped.message
-    bounded = Limits(call_timeout_s=60.0)
+    bounded = Limits(call_timeout_s=60.0, call_cpu_s=60.0)
     report = graded(hoarder, limits=bounded, **options)
     (stopped,) = report.checks
     assert stopped.status == "error" and "holds" not in stopped.message, stopped.message
@@ -394,3 +423,25 @@ def test_a_submission_cannot_fill_the_disk(zygote):
         pytest.skip("Python or the grader lives in a shared temporary directory, which stays shared")
     assert 0 < _bytes_written(report) <= 4 * Limits().disk_bytes
     assert list(Path("/tmp").glob("drgrpo-fill-*")) == []
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("link", ["linked-folder", "hard-link"])
+def test_a_grader_file_reached_through_a_link_is_refused(zygote, tmp_path, link):
+    """``O_NOFOLLOW`` guards the file's own name only: through a folder that is a symbolic link
+    (``tests/submissions/hostile_links/reference`` leads to the grader's ``reference``), or as a
+    hard link, the solution would open as a regular file. A file of the grader's own installation,
+    reached by another path than its own, is refused, saying why."""
+    if link == "hard-link":
+        path = tmp_path / "drgrpo.py"
+        try:
+            os.link(SOLUTION, path)
+        except OSError as error:
+            pytest.skip(f"cannot make a hard link to the solution here ({error.strerror})")
+    else:
+        path = SUBMISSIONS / "hostile_links" / "reference" / "solution.py"
+    report = grade(path, zygote=zygote, only=["advantages_match_reference"])
+    validate(json.loads(render_json(report)))
+    assert "reached through a link" in report.load_error["message"], report.load_error
+    assert "reference/solution.py" in report.load_error["message"]
+    assert report.score == 0 and report.checks[0].status == "error"

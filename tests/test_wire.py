@@ -122,3 +122,37 @@ def test_an_int_beyond_64_bits_reads_as_a_float():
     assert values.decode({"kind": "scalar", "type": "int", "value": 10**400}).value == float("inf")
     assert values.decode({"kind": "scalar", "type": "int", "value": -(2**70)}).value == -float(2**70)
     assert values.decode({"kind": "scalar", "type": "int", "value": 3}).value == 3
+
+
+def test_an_entry_added_to_a_packed_mapping_leaves_its_arrays_alone():
+    packed = wire.pack({"op": "call", "args": [{"array": np.arange(5.0)}, {"value": float("nan")}]})
+    back = wire.unpack(wire.with_entry(packed, "seq", "5eed"))
+    assert back["seq"] == "5eed" and back["op"] == "call" and np.isnan(back["args"][1]["value"])
+    np.testing.assert_array_equal(back["args"][0]["array"], np.arange(5.0))
+
+
+def test_a_channel_calls_its_watcher_while_it_waits_and_stops_at_what_it_raises():
+    ours, theirs = socket.socketpair()
+    calls = []
+
+    def watcher() -> None:
+        calls.append(1)
+        if len(calls) == 3:
+            raise InterruptedError("budget spent")
+
+    with pytest.raises(InterruptedError):
+        channel.Channel(ours).receive(timeout=10.0, while_waiting=watcher)
+    assert len(calls) == 3
+    theirs.close()
+    ours.close()
+
+
+def test_a_forged_error_is_read_field_by_field_and_not_believed():
+    from grader.engine.student import error_fields
+
+    forged = {"type": ["ValueError"], "message": {"a": 1}, "traceback": [1, 2], "is_value_error": "yes"}
+    fields = error_fields(forged)
+    assert all(isinstance(fields[key], str) for key in ("type", "message", "traceback"))
+    assert fields["is_value_error"] is False and fields["not_implemented"] is False
+    with pytest.raises(wire.WireError):
+        error_fields(["not", "a", "mapping"])

@@ -18,6 +18,7 @@ import torch
 
 from grader.compare import values
 from grader.errors import (
+    CpuBudgetSpent,
     SubmissionBroken,
     SubmissionRaised,
     SubmissionTimedOut,
@@ -280,6 +281,7 @@ class Student:
         try:
             return outcome(reply, len(args))
         except (KeyError, TypeError, wire.WireError) as error:
+            self._retire()  # it wrote to the channel: its own reply may still be on the way
             raise SubmissionBroken(corrupted_reply_message(error)) from None
 
     def reply(self, function: str, data: bytes, *, remember_hang: bool = True) -> dict[str, Any]:
@@ -294,7 +296,9 @@ class Student:
             self._retire()
             raise SubmissionBroken(corrupted_reply_message(error)) from None
         except SubmissionTimedOut as hang:
-            if remember_hang and timeout_s >= self.limits.call_timeout_s:  # the call's own limit
+            # Only at the call's own limits, not when the check's budget ran out.
+            own_limit = isinstance(hang, CpuBudgetSpent) or timeout_s >= self.limits.call_timeout_s
+            if remember_hang and own_limit:
                 self._hung[function] = hang.message
             raise
 

@@ -63,6 +63,17 @@ def pack(message: Any) -> bytes:
     return _HEADER.pack(len(header)) + header + b"".join(buffers)
 
 
+def with_entry(data: bytes, key: str, value: Any) -> bytes:
+    """A packed mapping (``pack``'s bytes) with one more entry, its arrays' bytes untouched:
+    cheaper than packing it again, for a request packed once and sent with a fresh sequence
+    number each time."""
+    length = header_length(data[:HEADER_PREFIX])
+    header = json.loads(data[HEADER_PREFIX : HEADER_PREFIX + length])
+    header["body"][key] = value
+    encoded = json.dumps(header, allow_nan=True).encode()
+    return _HEADER.pack(len(encoded)) + encoded + data[HEADER_PREFIX + length :]
+
+
 def header_length(prefix: bytes) -> int:
     """The length of the JSON part declared by a message's first bytes (``HEADER_PREFIX`` of
     them), refused when it is over ``MAX_HEADER``: a reader can stop before receiving the rest."""

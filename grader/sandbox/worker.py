@@ -233,8 +233,9 @@ def serve(
             reply = {"ok": False, "error": {"type": "ProtocolError", "message": request["op"]}}
         sys.stdout.flush()
         sys.stderr.flush()
+        reply["seq"] = request.get("seq")  # which request this answers (see WorkerProcess.request)
         try:
             data = wire.pack(reply)
         except wire.WireError:
-            data = wire.pack({"ok": False, "error": TOO_LARGE})
+            data = wire.pack({"ok": False, "error": TOO_LARGE, "seq": reply["seq"]})
         connection.send(data)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.errors import SubmissionBroken, SubmissionTimedOut, corrupted_reply_message
+from grader.errors import CpuBudgetSpent, SubmissionBroken, SubmissionTimedOut, corrupted_reply_message
 from grader.sandbox import channel, wire
 
 _MAX_FD = 1024
@@ -51,6 +51,7 @@ class Limits:
     """Bounds on what student code may do. Per check, ``Check.timeout_s`` applies too."""
 
     call_timeout_s: float = 10.0  # one call into the submission
+    call_cpu_s: float = 2.0  # the CPU time one call may use (a correct one uses milliseconds)
     total_timeout_s: float = 600.0  # the whole grade: later checks are skipped
     plots_timeout_s: float = 30.0  # the plots' calls together (--format html), within the grade's
     memory_bytes: int = 3 * 1024**3  # the worker's address space (torch itself takes ~0.7 GB)
@@ -221,7 +222,7 @@ class ZygoteLink:
         copies = [os.path.join(workdir, os.path.basename(f)) for f in (submission, *beside)]
         try:
             for original, copy in zip((submission, *beside), copies, strict=True):
-                Path(copy).write_bytes(read_submission(original, limits.file_bytes))
+                Path(copy).write_bytes(read_submission(original, limits.file_bytes, _held(confinement)))
         except SubmissionBroken:
             output.close()
             shutil.rmtree(workdir, ignore_errors=True)
@@ -330,6 +331,7 @@ class WorkerProcess:
         self.limits = limits
         self.uid = uid
         self.alive = True
+        self.cpu_counter: str | None = None  # its control group's CPU counter, once it has one
         # Said by the worker before any student code runs (``greet``):
         self.isolated = False  # namespaces of its own
         self.minimal_root = False  # a root that shows only Python, torch and the grader
@@ -347,27 +349,64 @@ class WorkerProcess:
             raise SubmissionBroken(self._death(error)) from None
         self.isolated = isinstance(hello, dict) and hello.get("isolated") is True
         self.minimal_root = isinstance(hello, dict) and hello.get("minimal_root") is True
+        self.cpu_counter = cgroup_cpu_counter(self.pid)  # joined before it said hello
 
     @property
     def sandbox(self) -> dict[str, bool]:
         """What the worker said of its sandbox, as ``Loaded`` and the report take it."""
         return {"isolated": self.isolated, "minimal_root": self.minimal_root}
 
+    def cpu_seconds(self) -> float:
+        """The CPU time the worker has used so far (see ``cpu_seconds``)."""
+        return cpu_seconds(self.pid, self.cpu_counter)
+
     def request(self, message: dict[str, Any] | bytes, timeout_s: float | None = None) -> dict[str, Any]:
-        """Send a message (or one already packed) and wait for the reply."""
+        """Send a message (or one already packed) and wait for the reply, at most ``timeout_s``
+        and while the worker uses at most ``limits.call_cpu_s`` of CPU time (counted from
+        ``channel.WATCH_S`` in, so a call may take that much more): a spinner is stopped as soon
+        as that is spent, however long a loaded machine would let it run.
+
+        The request carries a sequence number of its own, unguessable, which the reply must
+        echo: student code can write to the channel, and a reply that answers another request
+        (one it forged, or the worker's own reply after one it forged) retires the worker, as
+        the submission's error, rather than being read as the answer to a later request."""
         timeout_s = self.limits.call_timeout_s if timeout_s is None else timeout_s
+        budget = self.limits.call_cpu_s
+        seq = secrets.token_hex(8)
+        if isinstance(message, bytes):
+            message = wire.with_entry(message, "seq", seq)
+        else:
+            message = {**message, "seq": seq}
+        started: list[float] = []  # the CPU time at the first look, 0.1 s in: most calls end before
+
+        def within_budget() -> None:
+            spent = self.cpu_seconds()
+            if not started:
+                started.append(spent)
+            elif spent - started[0] > budget:
+                raise CpuBudgetSpent(
+                    f"your code used more than {budget:g} s of CPU time in one call and was stopped "
+                    "(a correct call needs a few milliseconds: look for a loop that never ends)"
+                )
+
         try:
             self.channel.send(message)
-            reply = self.channel.receive(timeout=timeout_s)
+            reply = self.channel.receive(timeout=timeout_s, while_waiting=within_budget)
         except channel.ChannelTimeout:
             self.kill()
             raise SubmissionTimedOut(
                 f"your code ran for more than {timeout_s:g} s on one call and was stopped"
             ) from None
+        except CpuBudgetSpent:
+            self.kill()
+            raise
         except (EOFError, OSError, wire.WireError) as error:
             raise SubmissionBroken(self._death(error)) from None
         if not isinstance(reply, dict):
             raise SubmissionBroken(self._death(wire.WireError("reply is not a mapping")))
+        if reply.pop("seq", None) != seq:
+            error = wire.WireError("a reply to another request: something else wrote to the grader's channel")
+            raise SubmissionBroken(self._death(error))
         return reply
 
     def _death(self, error: Exception) -> str:
@@ -402,10 +441,49 @@ class WorkerProcess:
         return cut_output(data.decode("utf-8", errors="replace"), self.limits.output_bytes)
 
 
-def read_submission(path: str, limit: int) -> bytes:
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cgroup_cpu_counter(pid: int) -> str | None:
+    """The file counting the CPU time of worker ``pid``'s own control group, every process of
+    it included (v1's ``cpuacct.usage``, v2's ``cpu.stat``), or None when it has none."""
+    own = "/" + _CGROUP_NAME.format(pid=pid)
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if not path.endswith(own):
+            continue
+        if "cpuacct" in controllers.split(","):
+            return os.path.join(CGROUPS, "cpuacct", path.lstrip("/"), "cpuacct.usage")
+        if controllers == "":
+            return os.path.join(CGROUPS, path.lstrip("/"), "cpu.stat")
+    return None
+
+
+def cpu_seconds(pid: int, counter: str | None) -> float:
+    """The CPU time worker ``pid`` has used: its control group's (``counter``, which counts
+    every process of the worker) or else its own and its waited-for children's
+    (``/proc/PID/stat``); 0 once it is gone."""
+    try:
+        if counter is None:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return sum(int(ticks) for ticks in fields[11:15]) / _CLOCK_TICKS  # user, system, children's
+        text = Path(counter).read_text()
+        if counter.endswith("cpuacct.usage"):
+            return int(text) / 1e9
+        return int(text.split("usage_usec", 1)[1].split()[0]) / 1e6
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def read_submission(path: str, limit: int, held: Sequence[Path] = ()) -> bytes:
     """The bytes of a submission file, refused (as the student's error) unless the file is a
     regular file itself: the grader, which may read anything, would otherwise copy whatever a
-    symbolic link points to, the reference solution included."""
+    symbolic link points to, the reference solution included; nor may it be one of the files
+    in the folders ``held`` reached by another path than its own."""
     name = os.path.basename(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -414,12 +492,46 @@ def read_submission(path: str, limit: int) -> bytes:
             raise SubmissionBroken(f"{name} is a symbolic link, not a file: submit the file itself") from None
         raise SubmissionBroken(f"{name} could not be read ({error.strerror})") from None
     with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
             raise SubmissionBroken(f"{name} is not a regular file")
+        _refuse_held_file_reached_by_link(path, info, held)
         data = file.read(limit + 1)
     if len(data) > limit:
         raise SubmissionBroken(f"{name} is larger than {limit} bytes")
     return data
+
+
+def _held(confinement: Confinement) -> list[Path]:
+    """The folders whose files a submission must not be by another path than their own: the
+    exercise's secret files' (the solution, the catalogued mistakes) and packages', the
+    grader's, and a clone's correct examples and tests."""
+    root = Path(_ROOT)
+    folders = [Path(f).parent for f in confinement.secret_files] + [Path(p) for p in confinement.packages]
+    folders += [root / "grader", root / "examples", root / "tests"]
+    return sorted(set(folders))
+
+
+def _refuse_held_file_reached_by_link(path: str, info: os.stat_result, held: Sequence[Path]) -> None:
+    """``O_NOFOLLOW`` guards a path's last name only: through a folder on the path that is a
+    symbolic link, or as a hard link, the solution opens as a regular file. Refuse a file of the
+    folders ``held`` (``info``, of the opened file) reached by another path than its own; by its
+    own, an instructor may still grade the solution."""
+    given = os.path.abspath(path)
+    if info.st_nlink == 1 and os.path.realpath(given) == given:
+        return  # neither a hard link nor behind a linked folder: nothing to look for
+    root = Path(_ROOT)
+    for folder in held:
+        for held_file in folder.rglob("*"):
+            with contextlib.suppress(OSError):
+                found = held_file.stat(follow_symlinks=False)
+                if (found.st_dev, found.st_ino) == (info.st_dev, info.st_ino) and str(held_file) != given:
+                    shown = held_file.relative_to(root) if held_file.is_relative_to(root) else held_file
+                    raise SubmissionBroken(
+                        f"{os.path.basename(path)} is the grader's own file {shown}, "
+                        "reached through a link (a hard link, or a folder on its path that is a "
+                        "symbolic link): submit a file of your own"
+                    )
 
 
 # Directories any user may write to: without a mount namespace, what a worker leaves there
@@ -607,6 +719,7 @@ _CGROUP_LIMITS = {
     "memory": {"memory.limit_in_bytes": "memory_bytes", "memory.memsw.limit_in_bytes": "memory_bytes"},
     "pids": {"pids.max": "processes"},
     "cpu": {"cpu.shares": "cpu_shares"},
+    "cpuacct": {},  # nothing to set: it counts the CPU time that a call's budget is read from
     "": {
         "memory.max": "memory_bytes",
         "memory.swap.max": "no_swap",

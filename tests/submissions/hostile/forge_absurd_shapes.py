@@ -1,10 +1,23 @@
 """Forges replies whose tensors have absurd shapes, written straight to the grader's channel
-(file descriptor 3): an array of shape (2**70, 0) for the advantages, a tensor of infinite
-length (JSON's Infinity) for the loss."""
+(file descriptor 3), with the request's own sequence number: an array of shape (2**70, 0) for
+the advantages, a tensor of infinite length (JSON's Infinity) for the loss."""
 
 import os
 import socket
 import struct
+import sys
+
+
+def _sequence_number() -> str:
+    """The sequence number of the request being answered (the reply must echo it), read from
+    a caller's ``request`` variable in the worker."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        request = frame.f_locals.get("request")
+        if isinstance(request, dict) and "seq" in request:
+            return str(request["seq"])
+        frame = frame.f_back
+    return ""
 
 
 def _forge(header: bytes) -> None:
@@ -15,7 +28,8 @@ def _forge(header: bytes) -> None:
 
 def _tensor(shape: str, data: str) -> bytes:
     return (
-        '{"body": {"ok": true, "result": {"kind": "tensor", "type": "torch.Tensor", "dtype": "float64", '
+        f'{{"body": {{"seq": "{_sequence_number()}", "ok": true, '
+        '"result": {"kind": "tensor", "type": "torch.Tensor", "dtype": "float64", '
         f'"shape": {shape}, "device": "cpu", "requires_grad": false, "has_grad_fn": false, '
         f'"data": {data}}}}}, "sizes": [0]}}'
     ).encode()
