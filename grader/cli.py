@@ -17,7 +17,7 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
-# Standard library only, both: the zygote is not kept waiting.
+# Standard library only, all three: the zygote is not kept waiting.
 from grader.errors import UsageError
 from grader.options import EXIT_FAILED, EXIT_GRADER, EXIT_PASSED, add_grading, add_output
 from grader.report.formats import FORMATS
@@ -90,7 +90,9 @@ def _list_checks(checks: Sequence) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = _commands() if argv and not argv[0].startswith("-") else {}
+    # A command's name is a plain word; a path or an option is not one, and reading the
+    # exercise's commands for it would only keep the zygote waiting.
+    commands = _commands() if argv and argv[0].isidentifier() else {}
     if argv and argv[0] in commands:
         if not _available(commands[argv[0]]):
             print(

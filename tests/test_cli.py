@@ -70,6 +70,8 @@ def test_forged_output_never_reaches_stdout():
     [
         (["no/such/file.py"], "no such submission file"),
         ([SOLUTION, "--only", "no_such_check"], "unknown check id"),
+        ([SOLUTION, "--exercise", "no_such_module:EXERCISE"], "no_such_module:EXERCISE: cannot import"),
+        ([SOLUTION, "--exercise", "grader.exercise:DEFAULT"], "is a str, not an Exercise"),
     ],
 )
 def test_usage_errors_exit_2_with_a_valid_report(args, says):

@@ -10,6 +10,7 @@ from helpers import BIASED
 from helpers import CORRECT_EXAMPLE as CORRECT
 
 from grader.report.html import render_html
+from properties.exercise import EXERCISE
 
 pytestmark = pytest.mark.e2e
 
@@ -18,7 +19,7 @@ OPTIONS = {"max_examples": 10, "visuals": True}
 
 @pytest.fixture(scope="module")
 def biased_page(graded) -> str:
-    return render_html(graded(BIASED, **OPTIONS))
+    return render_html(graded(BIASED, **OPTIONS), EXERCISE)
 
 
 def test_page_is_self_contained_with_cards_and_diagnosis(biased_page, graded):
@@ -48,7 +49,7 @@ def test_visuals_use_the_students_functions(graded):
 
 
 def test_solved_page_shows_the_notes(graded):
-    page = render_html(graded(CORRECT, max_examples=10))
+    page = render_html(graded(CORRECT, max_examples=10), EXERCISE)
     assert "<h2>Solved</h2>" in page and "DAPO" in page
     assert "id='token-weights'" not in page  # no visuals asked for
 

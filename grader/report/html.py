@@ -12,7 +12,7 @@ import html
 import json
 from typing import Any
 
-from grader.exercise import Exercise, load, resolve
+from grader.exercise import Exercise, resolve
 from grader.report.model import CheckResult, Report
 from grader.report.notes import LOCKED
 from grader.report.render import summary_line
@@ -38,17 +38,17 @@ pre { background: #f6f6f6; padding: .6rem; overflow-x: auto; }
 
 
 def render_html(report: Report, exercise: Exercise | None = None) -> str:
-    """The whole page. Plotly is imported only here: other formats do not need it."""
+    """The whole page; ``exercise`` (None: unknown) titles it and draws its pictures. Plotly is
+    imported only here: other formats do not need it."""
     from plotly.offline import get_plotlyjs
 
-    exercise = exercise or load()
-
+    heading = f"{exercise.title} exercise" if exercise is not None else "Grading report"
     counts = ", ".join(f"{n} {status}" for status, n in report.counts().items() if n)
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>drgrpo-grader: {_e(report.submission)}</title><style>{_STYLE}</style>",
         f"<script>{get_plotlyjs()}</script></head><body>",
-        f"<h1>{_e(exercise.title)} exercise: {_e(report.submission)}</h1>",
+        f"<h1>{_e(heading)}: {_e(report.submission)}</h1>",
         f"<p class='summary'><b>{report.score:g} / {report.max_score:g} points</b> ({_e(counts)})</p>",
     ]
     if report.internal_error:
@@ -65,7 +65,7 @@ def render_html(report: Report, exercise: Exercise | None = None) -> str:
         parts.append(f"<p class='locked'>{_e(LOCKED)}</p>")
     parts.append("<h2>Checks</h2>")
     parts += [_card(for_students(result)) for result in report.checks]
-    if report.visuals and exercise.pictures is not None:
+    if report.visuals and exercise is not None and exercise.pictures is not None:
         parts.append(resolve(exercise.pictures.draw)(report.visuals))
     if report.submission_output.strip():
         parts.append(f"<h2>What your code printed</h2><pre>{_e(report.submission_output)}</pre>")

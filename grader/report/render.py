@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from grader.exercise import DEFAULT, Exercise, load
+from grader.exercise import DEFAULT, Exercise
 from grader.report.model import CheckResult, Report
 from grader.report.notes import LOCKED
 from grader.report.visibility import for_students, not_implemented
@@ -78,7 +78,7 @@ def sandbox_warning(report: Report, exercise: Exercise | None = None) -> str | N
     give (``grader.sandbox.zygote.protections``: no privilege drop, no namespaces), None otherwise. Not
     in the student release: there, students grade their own file on their own machine."""
     missing = list((report.grader.get("sandbox") or {}).get("not_available") or ())
-    if not missing or (exercise or load()).student_release():
+    if not missing or (exercise is not None and exercise.student_release()):
         return None
     shown = [missing[0], *(m for m in missing[1:] if "network" in m)]
     return printable(
@@ -189,7 +189,9 @@ def _missing_lines(report: Report) -> tuple[list[str], set[str]]:
 
 
 def render_text(report: Report, exercise: Exercise | None = None) -> str:
-    """The terminal's report: one short block per failed check, one line per unwritten function."""
+    """The terminal's report: one short block per failed check, one line per unwritten function.
+    ``exercise`` (None: unknown) names itself in the replay command when it is not the packaged
+    one, and says whether mistakes get their names here or on submission."""
     lines = [summary_line(report), ""]
     if report.usage_error:
         lines += ["The grader could not start:", report.internal_error or ""]
@@ -201,8 +203,7 @@ def render_text(report: Report, exercise: Exercise | None = None) -> str:
     lines += missing + later
     diagnosed: set[str] = set()
     command = f"python -m grader {shlex.quote(report.submission)}"
-    exercise = exercise or load()
-    if exercise.address not in ("", DEFAULT):  # another exercise than the packaged one
+    if exercise is not None and exercise.address not in ("", DEFAULT):  # not the packaged exercise
         command += f" --exercise {shlex.quote(exercise.address)}"
     # Like check50's dependent checks: when a function raises (or hangs) on the smallest input,
     # every check of it ends the same way; the first says how, the others point to it.
@@ -217,7 +218,8 @@ def render_text(report: Report, exercise: Exercise | None = None) -> str:
                 lines += [_head(shown), f"        -> the same error as {first}, above"]
                 continue
         lines += check_lines(shown, reproduce_command=command, diagnosed=diagnosed)
-    if not exercise.has_catalogue() and any(r.status in ("failed", "error") for r in report.checks):
+    wrong = any(r.status in ("failed", "error") for r in report.checks)
+    if wrong and exercise is not None and not exercise.has_catalogue():
         lines += ["", NAMES_ON_SUBMISSION]
     if report.submission_output.strip():
         lines += ["", "What your code printed:", textwrap.indent(report.submission_output.rstrip(), "  ")]
