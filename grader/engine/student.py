@@ -70,7 +70,7 @@ def hide_secrets(exercise: Exercise | None = None) -> None:
 
 def _files(module: str, package: bool = False) -> list[str]:
     """The folder of a package (``package``), else the files that hold a module's code: its
-    source and bytecode, every file of a package's. None for a module not installed."""
+    source and bytecode, every file of a package's. Nothing for a module not installed."""
     try:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):  # ValueError: a stand-in (grader.exercise.withhold) has no spec
