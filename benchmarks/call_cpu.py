@@ -18,7 +18,7 @@ from pathlib import Path
 
 from grader.api import grade
 from grader.sandbox import zygote as sandbox
-from grader.sandbox.zygote import Limits
+from grader.sandbox.protections import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = [

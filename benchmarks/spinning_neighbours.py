@@ -23,13 +23,13 @@ import sys
 import time
 from pathlib import Path
 
-from grader.sandbox.zygote import Limits
+from grader.sandbox.protections import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
 CORRECT = ROOT / "examples" / "drgrpo_correct.py"
 SPINNER = ROOT / "tests" / "submissions" / "hostile" / "infinite_loop.py"
 GRADE = (
-    "import sys; from grader.api import grade; from grader.sandbox.zygote import Limits; "
+    "import sys; from grader.api import grade; from grader.sandbox.protections import Limits; "
     "grade(sys.argv[1], limits=Limits(cgroups=sys.argv[2] == 'on', call_cpu_s=float(sys.argv[3])))"
 )
 

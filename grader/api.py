@@ -29,7 +29,8 @@ from grader.exercise import Exercise, load
 from grader.feedback.explain import explain
 from grader.report import notes
 from grader.report.model import Report
-from grader.sandbox.zygote import Limits, Zygote, ZygoteLink, cut_output, protections
+from grader.sandbox.protections import Limits, protections
+from grader.sandbox.zygote import Zygote, ZygoteLink, cut_output
 
 
 def builtin_checks(exercise: Exercise | None = None) -> tuple[Check, ...]:

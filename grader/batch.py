@@ -107,7 +107,8 @@ class Pool:
     """Forks of this process, each grading one submission, ``jobs`` at a time."""
 
     def __init__(self, settings: Settings, jobs: int) -> None:
-        from grader.sandbox.zygote import Limits, Zygote
+        from grader.sandbox.protections import Limits
+        from grader.sandbox.zygote import Zygote
 
         if jobs < 1:
             raise ValueError(f"jobs={jobs} is invalid; expected an integer >= 1")

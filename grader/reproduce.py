@@ -28,7 +28,8 @@ from grader.options import EXIT_FAILED, EXIT_GRADER, EXIT_PASSED
 from grader.report.render import printable
 from grader.report.visibility import for_students
 from grader.sandbox import wire
-from grader.sandbox.zygote import Limits, Zygote
+from grader.sandbox.protections import Limits
+from grader.sandbox.zygote import Zygote
 
 
 def replies_text(calls: list[tuple[bytes, dict[str, Any]]], parameters: Mapping[str, Sequence[str]]) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 import jsonschema
 
 from grader.api import builtin_checks
-from grader.sandbox.zygote import can_drop_privileges
+from grader.sandbox.protections import can_drop_privileges
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBMISSIONS = ROOT / "tests" / "submissions"

@@ -16,7 +16,8 @@ from helpers import CHECK_COUNT, HOSTILE, IS_ROOT, ROOT, SOLUTION, SUBMISSIONS, 
 
 from grader.api import grade
 from grader.report.render import render_json
-from grader.sandbox.zygote import SHARED_TEMPORARY, Limits, cgroups_available, solution_copies
+from grader.sandbox.confine import SHARED_TEMPORARY, cgroups_available
+from grader.sandbox.protections import Limits, solution_copies
 
 # Unless student code runs as an unprivileged user (the grader is root, and Python and the
 # grader are installed where that user can read them), nothing stops these from reaching the

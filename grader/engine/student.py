@@ -27,7 +27,8 @@ from grader.errors import (
 )
 from grader.exercise import Exercise, load
 from grader.sandbox import wire
-from grader.sandbox.zygote import Confinement, Limits, WorkerProcess, ZygoteLink, hide_files
+from grader.sandbox.protections import Confinement, Limits, hide_files
+from grader.sandbox.zygote import WorkerProcess, ZygoteLink
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from typing import Any
 
 from grader.engine.student import Student
 from grader.exercise import Exercise, resolve
-from grader.sandbox.zygote import Limits, ZygoteLink
+from grader.sandbox.protections import Limits
+from grader.sandbox.zygote import ZygoteLink
 
 
 def collect(

@@ -75,7 +75,7 @@ def summary_line(report: Report) -> str:
 
 def sandbox_warning(report: Report, exercise: Exercise | None = None) -> str | None:
     """One line for staff when student code ran with fewer protections than this machine could
-    give (``grader.sandbox.zygote.protections``: no privilege drop, no namespaces), None otherwise. Not
+    give (``grader.sandbox.protections.protections``: no privilege drop, no namespaces), None otherwise. Not
     in the student release: there, students grade their own file on their own machine."""
     missing = list((report.grader.get("sandbox") or {}).get("not_available") or ())
     if not missing or (exercise is not None and exercise.student_release()):
