@@ -160,7 +160,7 @@ def audit(
     from grader.exercise import load
 
     exercise = exercise or load()
-    mistakes = tuple(_catalogue(exercise) if mistakes is None else mistakes)
+    mistakes = tuple(exercise.mistakes() if mistakes is None else mistakes)
     solution = _source(exercise.solution)
     template = exercise.path(exercise.template)
     subjects = [("reference", solution), ("template", template)] + [(m.id, m.path) for m in mistakes]
@@ -336,14 +336,8 @@ def _source(module: str) -> Path:
     return Path(spec.origin)
 
 
-def _catalogue(exercise: Exercise) -> tuple[Mistake, ...]:
-    from grader.exercise import resolve
-
-    return tuple(resolve(exercise.catalogue).catalogue()) if exercise.catalogue else ()
-
-
 def _chosen_mistakes(exercise: Exercise, ids: Sequence[str] | None) -> tuple[Mistake, ...]:
-    known = _catalogue(exercise)
+    known = exercise.mistakes()
     if not ids:
         return known
     unknown = sorted(set(ids) - {m.id for m in known})

@@ -103,6 +103,10 @@ class Exercise:
     def has_catalogue(self) -> bool:
         return self.catalogue is not None and _present(self.catalogue)
 
+    def mistakes(self) -> tuple[Any, ...]:
+        """The catalogued mistakes (``grader.declare.mistakes.Mistake``), none without a catalogue."""
+        return tuple(resolve(self.catalogue).catalogue()) if self.catalogue else ()
+
     def withhold_solution(self) -> None:
         """In the student release, put a stand-in where the solution would be, whose functions
         raise ``ReferenceWithheld`` (the checks that compare with it are graded on submission).

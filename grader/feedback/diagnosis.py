@@ -53,7 +53,7 @@ def diagnose(
     ``mistakes`` and ``probes`` default to the exercise's (``student.exercise``)."""
     exercise = student.exercise
     if mistakes is None:
-        mistakes = resolve(exercise.catalogue).catalogue() if exercise.catalogue else ()
+        mistakes = exercise.mistakes()
     if probes is None:
         probes = resolve(exercise.probes) if exercise.probes else {}
     matching = _agreeing([m for m in mistakes if m.target == target], calls)

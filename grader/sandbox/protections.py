@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import importlib.util
 import os
 import stat
@@ -62,11 +63,13 @@ def _others_can_read(path: str) -> bool:
     return mode & wanted == wanted
 
 
-def code_paths() -> list[str]:
-    """What a worker must still read after dropping privileges: Python, torch, the grader."""
+@functools.cache
+def code_paths() -> tuple[str, ...]:
+    """What a worker must still read after dropping privileges: Python, torch, the grader
+    (found once per process: every spawn asks, and an installation does not move)."""
     torch = importlib.util.find_spec("torch")  # found, not imported: that costs seconds
     assert torch is not None and torch.origin is not None
-    return [sysconfig.get_paths()["stdlib"], str(Path(torch.origin).parent.parent), ROOT]
+    return (sysconfig.get_paths()["stdlib"], str(Path(torch.origin).parent.parent), ROOT)
 
 
 def can_drop_privileges() -> bool:

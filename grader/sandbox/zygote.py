@@ -86,9 +86,10 @@ class ZygoteLink:
         workdir = tempfile.mkdtemp(prefix="drgrpo-worker-")
         # The worker reads its own copies, in a directory only it (and the grader) can use.
         copies = [os.path.join(workdir, os.path.basename(f)) for f in (submission, *beside)]
+        held = _held(confinement)
         try:
             for original, copy in zip((submission, *beside), copies, strict=True):
-                Path(copy).write_bytes(read_submission(original, limits.file_bytes, _held(confinement)))
+                Path(copy).write_bytes(read_submission(original, limits.file_bytes, held))
         except SubmissionBroken:
             output.close()
             shutil.rmtree(workdir, ignore_errors=True)
@@ -107,7 +108,7 @@ class ZygoteLink:
             "workdir": workdir,
             "limits": dataclasses.asdict(limits),
             "uid": uid,
-            "code_paths": code_paths(),
+            "code_paths": list(code_paths()),
             "packages": list(confinement.packages),
             "secret_modules": list(confinement.secret_modules),
         }
